@@ -1,0 +1,27 @@
+// Package metrics holds what a multipath session measures (sender and
+// receiver counters, time series) and the Result record that mpquic-bench and
+// the cmd tools print, one JSON object per run.
+package metrics
+
+// Result is one run: one scheduler, one scenario, one seed. The JSON field
+// names carry their units.
+type Result struct {
+	Scheduler      string             `json:"scheduler"`
+	Scenario       string             `json:"scenario"`
+	Seed           int64              `json:"seed"`
+	Bytes          uint64             `json:"bytes"`                        // application bytes transferred and verified
+	FCTSeconds     float64            `json:"fct_s"`                        // flow completion time: session open to last byte delivered, s
+	GoodputBps     float64            `json:"goodput_bps"`                  // Bytes·8 / FCT, bits/s
+	CapacityBps    float64            `json:"capacity_bps"`                 // sum of the paths' bottleneck rates, bits/s
+	OOOSegments    uint64             `json:"ooo_segments"`                 // segments that arrived out of order at the receiver
+	HoLBlockedSec  float64            `json:"hol_blocked_s"`                // time data waited in the reorder buffer for a missing segment, s
+	RetransPackets uint64             `json:"retrans_packets"`              // packets lost and re-sent (all paths) plus segments reinjected
+	SentBytes      uint64             `json:"sent_bytes"`                   // segment payload bytes sent on all paths, copies included
+	RedundantBytes uint64             `json:"redundant_bytes"`              // SentBytes beyond the first transmission of each segment
+	PerPathBytes   []uint64           `json:"per_path_bytes"`               // segment payload bytes sent per path, in path order
+	SHA256OK       bool               `json:"sha256_ok"`                    // the receiver's SHA-256 matched the sender's
+	Error          string             `json:"error,omitempty"`              // why the run failed, if it did
+	GoodputSeries  []float64          `json:"goodput_series_bps,omitempty"` // goodput per sample interval, bits/s
+	SeriesStepSec  float64            `json:"series_step_s,omitempty"`      // sample interval of the series, s
+	Extra          map[string]float64 `json:"extra,omitempty"`              // scheduler- or scenario-specific figures, units in the key
+}

@@ -1,0 +1,198 @@
+// Package sched defines the multipath packet-scheduler interface of mpqsched.
+//
+// The package is transport-agnostic: it imports nothing from quic-go or from
+// the session. A transport hands a Scheduler read-only snapshots of every path
+// (PathInfo) and of the connection (ConnInfo); the scheduler answers with a
+// Decision. As in the Linux MPTCP schedulers, a decision marks the paths it
+// chose (a PathSet) instead of returning one path, so "redundant" is simply
+// "mark every path that has room".
+//
+// Units: durations are time.Duration, sizes are bytes, rates are bytes per
+// second, fractions are in [0, 1].
+//
+// The shape is close to the SelectPath plug-in of the multipath forks of
+// quic-go (SelectPath(paths, hasRetransmission) *PathInfo): an adapter calls
+// Decide and returns the lowest marked path of a SendNext decision.
+package sched
+
+import (
+	"math/bits"
+	"time"
+)
+
+// PathID identifies a path within one connection. IDs are assigned by the
+// transport and never reused within a connection.
+type PathID uint32
+
+// PathInfo is a read-only snapshot of one path, taken just before a decision.
+type PathInfo struct {
+	ID PathID // transport-assigned path identifier
+
+	SmoothedRTT time.Duration // smoothed RTT (RFC 9002 smoothed_rtt); 0 before the first sample
+	MinRTT      time.Duration // minimum RTT seen on the path; 0 before the first sample
+	LatestRTT   time.Duration // most recent RTT sample; 0 before the first sample
+	RTTVar      time.Duration // RTT variation (RFC 9002 rttvar, a mean deviation)
+
+	CongestionWindow uint64 // congestion window, bytes
+	BytesInFlight    uint64 // bytes sent on the path and not yet acknowledged or declared lost (transport level)
+	BytesQueued      uint64 // bytes handed to the path by the scheduler but not yet sent on the wire
+	MSS              uint64 // largest segment payload the path takes in one decision, bytes
+
+	PacketsSent          uint64 // packets sent on the path since it opened
+	PacketsLost          uint64 // packets declared lost on the path since it opened
+	PacketsRetransmitted uint64 // packets the path retransmitted (lost data re-sent on this path)
+	BytesSent            uint64 // connection-level segment bytes sent on this path (payload)
+	BytesAcked           uint64 // connection-level segment bytes sent on this path and acknowledged by the peer
+
+	DeliveryRate float64 // recent acknowledged-bytes rate, bytes/s; 0 if unknown
+	LossRate     float64 // PacketsLost/PacketsSent over a recent window, fraction in [0,1]
+	PTOCount     uint32  // consecutive probe timeouts without an acknowledgement
+
+	SegmentsInFlight uint64 // connection-level segments sent on this path and not yet acknowledged
+
+	Backup            bool // path is a backup: use only when no non-backup path can send
+	PotentiallyFailed bool // path made no progress for several RTOs; the transport is reinjecting its data
+}
+
+// Space is the congestion-window room of the path in bytes:
+// cwnd − (bytes in flight + bytes queued), floored at 0.
+func (p *PathInfo) Space() uint64 {
+	used := p.BytesInFlight + p.BytesQueued
+	if used >= p.CongestionWindow {
+		return 0
+	}
+	return p.CongestionWindow - used
+}
+
+// SendingAllowed reports whether the path can take one more segment now: it
+// is not potentially failed and has at least one MSS of window room.
+func (p *PathInfo) SendingAllowed() bool {
+	return !p.PotentiallyFailed && p.Space() >= p.MSS
+}
+
+// CongestionLimited reports whether the path is blocked by its congestion
+// window (the opposite of SendingAllowed for a live path).
+func (p *PathInfo) CongestionLimited() bool { return p.Space() < p.MSS }
+
+// ConnInfo is a read-only snapshot of the connection, taken with the PathInfo
+// snapshots.
+type ConnInfo struct {
+	Now time.Time // the time of the decision; schedulers never read the clock themselves
+
+	SendBufferBytes  uint64 // application bytes waiting at connection level, not yet sent on any path
+	PeerWindow       uint64 // bytes of new data the peer's receive window still admits
+	InFlightBytes    uint64 // connection-level bytes sent and not yet acknowledged by the peer
+	UnackedSegments  uint64 // connection-level segments sent and not yet acknowledged
+	RetransmitQueued uint64 // segments waiting to be re-sent (lost or reinjected); SendNext takes these first
+	NextSeq          uint64 // sequence number the next new segment will get
+	SegmentSize      uint64 // payload of a full segment, bytes
+}
+
+// HasRetransmission mirrors the forks' SelectPath hasRetransmission argument.
+func (c *ConnInfo) HasRetransmission() bool { return c.RetransmitQueued > 0 }
+
+// Action is what a Decision asks the transport to do.
+type Action uint8
+
+const (
+	// Wait sends nothing now. The transport asks again on the next event
+	// (an acknowledgement, a loss, new data, a path change) or at
+	// Decision.RetryAt if that is set.
+	Wait Action = iota
+	// SendNext sends the next segment in the transport's order (segments
+	// queued for retransmission first, then the lowest unsent sequence
+	// number) on every marked path; more than one mark sends copies.
+	SendNext
+	// SendSeq sends the not-yet-sent segment Decision.Seq (≥ ConnInfo.NextSeq)
+	// on the marked paths, leaving the segments before it for later; FPRS
+	// uses this to reserve sequence ranges for a faster path.
+	SendSeq
+	// SendCopy sends a copy of an already-sent, unacknowledged segment on
+	// each marked path. With Decision.Seq = OldestUncarried, the transport
+	// picks for each marked path the oldest unacknowledged segment that path
+	// has not carried yet (EdAR's redundant buffer); if there is none, the
+	// path sends the next segment instead.
+	SendCopy
+)
+
+// OldestUncarried is the Decision.Seq of a SendCopy that lets the transport
+// pick, per path, the oldest unacknowledged segment the path has not carried.
+const OldestUncarried = ^uint64(0)
+
+// MaxPaths is the largest number of paths a PathSet can mark, and so the
+// largest number of paths a connection may have.
+const MaxPaths = 64
+
+// PathSet marks paths by their index in the []PathInfo slice passed to Decide.
+type PathSet uint64
+
+// Of returns the set holding only index i.
+func Of(i int) PathSet { return 1 << uint(i) }
+
+// Add returns s with index i marked.
+func (s PathSet) Add(i int) PathSet { return s | 1<<uint(i) }
+
+// Has reports whether index i is marked.
+func (s PathSet) Has(i int) bool { return s&(1<<uint(i)) != 0 }
+
+// Len is the number of marked paths.
+func (s PathSet) Len() int { return bits.OnesCount64(uint64(s)) }
+
+// First is the lowest marked index, or -1 for the empty set.
+func (s PathSet) First() int {
+	if s == 0 {
+		return -1
+	}
+	return bits.TrailingZeros64(uint64(s))
+}
+
+// Decision is a scheduler's answer.
+type Decision struct {
+	Action  Action
+	Paths   PathSet   // indexes into the []PathInfo slice; ignored for Wait
+	Seq     uint64    // segment for SendSeq and SendCopy
+	RetryAt time.Time // for Wait: ask again no later than this (zero: on the next event only)
+}
+
+// Scheduler decides which path carries which segment. One instance serves one
+// connection and keeps that connection's state; it is called from one
+// goroutine at a time. Decide is on the hot path: it must not allocate.
+type Scheduler interface {
+	// Name is the registry name, such as "minrtt".
+	Name() string
+	// Decide returns what to send next. The transport calls it while it has
+	// data (or retransmissions) to send and some path may send, until the
+	// answer is Wait or names no path that can send. paths is never empty.
+	Decide(conn *ConnInfo, paths []PathInfo) Decision
+}
+
+// Observer is implemented by schedulers that learn from what happened to the
+// segments they placed (Peekaboo, EdAR, BLEST's λ). All calls come from the
+// goroutine that calls Decide.
+type Observer interface {
+	// SegmentAcked reports that segment seq, last sent on path at sentAt,
+	// was acknowledged at now; size is its payload in bytes.
+	SegmentAcked(now time.Time, path PathID, seq uint64, size uint64, sentAt time.Time)
+	// SegmentLost reports that the transport will re-send segment seq,
+	// which was sent on path, because the path lost it or failed.
+	SegmentLost(now time.Time, path PathID, seq uint64)
+}
+
+// ReceiverObserver is implemented by schedulers that take the receiver's
+// reports (EdAR's reward features), which travel back over the session's
+// control channel.
+type ReceiverObserver interface {
+	ReceiverReport(now time.Time, r ReceiverReport)
+}
+
+// ReceiverReport is what the receiving side of a connection measured over one
+// reporting interval.
+type ReceiverReport struct {
+	Interval       time.Duration // length of the interval the report covers
+	GoodputBytes   uint64        // bytes delivered in order to the application in the interval
+	PathBytes      [8]uint64     // bytes received per path index (first 8 paths) in the interval
+	OutOfOrder     uint64        // segments that arrived out of order in the interval
+	ReorderBytes   uint64        // bytes held in the reorder buffer at the end of the interval
+	HoLBlocked     time.Duration // time in the interval during which data waited for a missing segment
+	DuplicateBytes uint64        // bytes received more than once in the interval
+}
