@@ -1,0 +1,181 @@
+// Package emu is an in-process network emulator for tests and experiments.
+//
+// A Network holds endpoints (Conn, a net.PacketConn with *net.UDPAddr
+// addresses) joined by emulated Links. Each direction of a link has a rate,
+// a propagation delay with optional jitter, a drop-tail queue measured in
+// bytes, Bernoulli or Gilbert–Elliott loss, outage windows, a piecewise
+// Schedule of changes, or a Mahimahi delivery Trace in place of the rate.
+//
+// The emulator uses only time, sync, channels and seeded math/rand, so the
+// same code runs in real time and inside a testing/synctest bubble, where
+// virtual time makes long transfers take milliseconds. Inside a bubble, create
+// the Network in the bubble and Close it before the bubble's function returns.
+//
+// Costs: one goroutine and one timer per link direction; per packet, one
+// pooled buffer copy and no goroutine.
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Network is a set of endpoints and the links between them. All randomness
+// comes from the seed given to New; each link direction draws from its own
+// streams, derived from the seed and the link's creation order.
+type Network struct {
+	start time.Time
+	seed  uint64
+	done  chan struct{} // closed by Close; stops the link goroutines
+	wg    sync.WaitGroup
+
+	mu     sync.RWMutex
+	closed bool
+	conns  map[netip.AddrPort]*Conn
+	routes map[route]*dir
+	nlinks uint64
+}
+
+// route is a (source, destination) address pair.
+type route struct{ src, dst netip.AddrPort }
+
+// ErrClosed is returned by the methods of a closed Network.
+var ErrClosed = errors.New("emu: network closed")
+
+// New returns an empty Network whose start time is now.
+func New(seed int64) *Network {
+	return &Network{
+		start:  time.Now(),
+		seed:   uint64(seed),
+		done:   make(chan struct{}),
+		conns:  make(map[netip.AddrPort]*Conn),
+		routes: make(map[route]*dir),
+	}
+}
+
+// now returns the time since the Network start.
+func (n *Network) now() time.Duration { return time.Since(n.start) }
+
+// Elapsed returns the time since the Network was created.
+func (n *Network) Elapsed() time.Duration { return n.now() }
+
+// Start returns the time the Network was created; Outages and Schedule times
+// are relative to it.
+func (n *Network) Start() time.Time { return n.start }
+
+// Listen opens an endpoint at addr. Port 0 picks a free port from 49152 up.
+func (n *Network) Listen(addr netip.AddrPort) (*Conn, error) {
+	if !addr.Addr().IsValid() {
+		return nil, fmt.Errorf("emu: Listen %v: invalid address", addr)
+	}
+	addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, ErrClosed
+	}
+	if addr.Port() == 0 {
+		for p := uint16(49152); p != 0; p++ {
+			if a := netip.AddrPortFrom(addr.Addr(), p); n.conns[a] == nil {
+				addr = a
+				break
+			}
+		}
+		if addr.Port() == 0 {
+			return nil, fmt.Errorf("emu: Listen %v: no free port", addr.Addr())
+		}
+	}
+	if n.conns[addr] != nil {
+		return nil, fmt.Errorf("emu: Listen %v: address in use", addr)
+	}
+	c := newConn(n, addr)
+	n.conns[addr] = c
+	return c, nil
+}
+
+// Connect joins addresses a and b with a Link: packets from a to b follow
+// ab, packets from b to a follow ba. The endpoints need not exist yet.
+// Packets between addresses with no Link are silently dropped.
+func (n *Network) Connect(a, b netip.AddrPort, ab, ba LinkConfig) (*Link, error) {
+	if err := ab.Validate(); err != nil {
+		return nil, fmt.Errorf("a→b: %w", err)
+	}
+	if err := ba.Validate(); err != nil {
+		return nil, fmt.Errorf("b→a: %w", err)
+	}
+	a = netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+	b = netip.AddrPortFrom(b.Addr().Unmap(), b.Port())
+	if a == b {
+		return nil, fmt.Errorf("emu: Connect %v to itself", a)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, ErrClosed
+	}
+	if n.routes[route{a, b}] != nil {
+		return nil, fmt.Errorf("emu: Connect: %v and %v are already linked", a, b)
+	}
+	i := n.nlinks
+	n.nlinks++
+	l := &Link{
+		ab: newDir(n, a, b, ab, n.seed, 2*i),
+		ba: newDir(n, b, a, ba, n.seed, 2*i+1),
+	}
+	n.routes[route{a, b}] = l.ab
+	n.routes[route{b, a}] = l.ba
+	n.wg.Add(2)
+	go l.ab.run()
+	go l.ba.run()
+	return l, nil
+}
+
+// route returns the link direction from src to dst, or nil.
+func (n *Network) route(src, dst netip.AddrPort) *dir {
+	n.mu.RLock()
+	d := n.routes[route{src, dst}]
+	n.mu.RUnlock()
+	return d
+}
+
+// conn returns the open endpoint at addr, or nil.
+func (n *Network) conn(addr netip.AddrPort) *Conn {
+	n.mu.RLock()
+	c := n.conns[addr]
+	n.mu.RUnlock()
+	return c
+}
+
+// forget removes a closed Conn from the address table.
+func (n *Network) forget(c *Conn) {
+	n.mu.Lock()
+	if n.conns[c.addr] == c {
+		delete(n.conns, c.addr)
+	}
+	n.mu.Unlock()
+}
+
+// Close stops every link goroutine and timer and closes every Conn. It waits
+// for the goroutines to exit. Packets in flight are discarded.
+func (n *Network) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return ErrClosed
+	}
+	n.closed = true
+	conns := make([]*Conn, 0, len(n.conns))
+	for _, c := range n.conns {
+		conns = append(conns, c)
+	}
+	n.mu.Unlock()
+	close(n.done)
+	n.wg.Wait()
+	for _, c := range conns {
+		c.Close()
+	}
+	return nil
+}
