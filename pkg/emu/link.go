@@ -296,9 +296,11 @@ func (d *dir) send(p []byte) {
 		deliverAt += time.Duration(d.jitter.Int64N(int64(j) + 1))
 	}
 	deliverAt = max(deliverAt, d.lastDeliv)
-	d.lastDeliv = deliverAt
 
-	e := entry{departEnd: departEnd, deliverAt: deliverAt, n: int32(len(p)), wire: int32(wire)}
+	// A dropped packet stays in the ring until it leaves the queue, but it
+	// must not hold back later packets: it neither keeps its propagation
+	// delay nor sets lastDeliv. Delivery times in the ring stay sorted.
+	e := entry{departEnd: departEnd, deliverAt: max(departEnd, d.lastDeliv), n: int32(len(p)), wire: int32(wire)}
 	switch {
 	case d.loss.lost(v[iLoss]):
 		d.stats.DroppedLoss++
@@ -307,11 +309,12 @@ func (d *dir) send(p []byte) {
 	default:
 		e.buf = getBuf(len(p))
 		copy(*e.buf, p)
+		e.deliverAt, d.lastDeliv = deliverAt, deliverAt
 	}
 	d.queued += wire
 	d.push(e)
 	if d.n == 1 {
-		d.timer.Reset(deliverAt - now)
+		d.timer.Reset(e.deliverAt - now)
 	}
 }
 
