@@ -1,0 +1,103 @@
+package edar
+
+import (
+	"time"
+
+	"github.com/mpqsched/mpqsched/sched"
+)
+
+// RewardConfig holds the weights and scales of the reward (paper §IV.B.3):
+//
+//	r_t = V_g − α·V_w − β·V_o
+//	V_g = G_t
+//	V_w = (Σ_i Y_t^i − G_t) / Σ_i Y_t^i
+//	V_o = O_t / B_t + F_t / TI_t
+//
+// The zero value is not useful; start from DefaultReward.
+type RewardConfig struct {
+	Alpha float64 // α, weight of the redundancy overhead V_w (paper: 1.0)
+	Beta  float64 // β, weight of the buffer occupancy V_o (paper: 0.5)
+	// GoodputScale normalises V_g: V_g = goodput (bytes/s) / GoodputScale.
+	// With the default, 10 Mbit/s of goodput gives V_g = 1, the same order
+	// as V_w and V_o, which lie in [0, 1] and [0, 2].
+	GoodputScale float64
+	// ReceiveBuffer is B_t, the receiver's buffer for out-of-order data,
+	// bytes. The ReceiverReport does not carry it: the paper notes B_t "is
+	// usually remaining stable", so it is configuration.
+	ReceiveBuffer uint64
+}
+
+// DefaultReward is α = 1, β = 0.5 (paper §VI), V_g in units of 10 Mbit/s,
+// and B_t = 512 KiB (quic-go's default initial stream receive window).
+var DefaultReward = RewardConfig{Alpha: 1, Beta: 0.5, GoodputScale: 1.25e6, ReceiveBuffer: 512 << 10}
+
+// RewardTerms is the reward and its parts, for logs and tests.
+type RewardTerms struct {
+	Vg, Vw, Vo float64 // V_g, V_w, V_o as defined on RewardConfig
+	R          float64 // r_t = V_g − α·V_w − β·V_o
+}
+
+// Reward computes r_t from one receiver report (or several merged with
+// mergeReport). Mapping of the paper's symbols to the report:
+//
+//   - G_t: GoodputBytes / Interval (bytes/s), divided by GoodputScale.
+//   - Σ_i Y_t^i: the sum of PathBytes (bytes received on every path, copies
+//     included); V_w is 0 when nothing was received and is clipped to [0, 1]
+//     (in-order delivery can exceed the bytes received in an interval when
+//     a gap is filled).
+//   - O_t: ReorderBytes, the out-of-order bytes held at the end of the
+//     interval, so O_t/B_t is the buffer occupancy in [0, 1] (clipped).
+//   - F_t / TI_t: HoLBlocked / Interval, clipped to [0, 1].
+//
+// An Interval of 0 gives V_g = 0 and F_t/TI_t = 0.
+func Reward(rep *sched.ReceiverReport, cfg *RewardConfig) RewardTerms {
+	var t RewardTerms
+	sec := rep.Interval.Seconds()
+	if sec > 0 && cfg.GoodputScale > 0 {
+		t.Vg = float64(rep.GoodputBytes) / sec / cfg.GoodputScale
+	}
+	var y uint64
+	for _, b := range rep.PathBytes {
+		y += b
+	}
+	if y > 0 && y > rep.GoodputBytes {
+		t.Vw = float64(y-rep.GoodputBytes) / float64(y)
+	}
+	if cfg.ReceiveBuffer > 0 {
+		t.Vo = min(float64(rep.ReorderBytes)/float64(cfg.ReceiveBuffer), 1)
+	}
+	if rep.Interval > 0 {
+		t.Vo += min(float64(rep.HoLBlocked)/float64(rep.Interval), 1)
+	}
+	t.R = t.Vg - cfg.Alpha*t.Vw - cfg.Beta*t.Vo
+	return t
+}
+
+// mergeReport adds report r to the running aggregate a: counts and durations
+// add up, ReorderBytes (a level, not a count) takes the latest value.
+func mergeReport(a *sched.ReceiverReport, r *sched.ReceiverReport) {
+	a.Interval += r.Interval
+	a.GoodputBytes += r.GoodputBytes
+	for i := range a.PathBytes {
+		a.PathBytes[i] += r.PathBytes[i]
+	}
+	a.OutOfOrder += r.OutOfOrder
+	a.ReorderBytes = r.ReorderBytes
+	a.HoLBlocked += r.HoLBlocked
+	a.DuplicateBytes += r.DuplicateBytes
+}
+
+// reportWindow collects the receiver reports that arrive during one TI.
+type reportWindow struct {
+	agg   sched.ReceiverReport
+	count int
+	last  time.Time
+}
+
+func (w *reportWindow) add(now time.Time, r *sched.ReceiverReport) {
+	mergeReport(&w.agg, r)
+	w.count++
+	w.last = now
+}
+
+func (w *reportWindow) reset() { *w = reportWindow{} }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Fetch libonnxruntime.so (CPU, linux x86_64) for pkg/model/ort.
+#
+# The PyPI wheel onnxruntime==1.24.1 (manylinux_2_28_x86_64) carries a
+# self-contained onnxruntime/capi/libonnxruntime.so.1.24.1. We download the
+# wheel with pip (no install, no dependencies) and unzip only that file into
+# third_party/onnxruntime/libonnxruntime.so. Idempotent: does nothing if the
+# library is already there.
+#
+# Usage: scripts/fetch-onnxruntime.sh [DEST_DIR]   (default third_party/onnxruntime)
+set -euo pipefail
+
+ORT_VERSION="${ORT_VERSION:-1.24.1}"
+top="$(cd "$(dirname "$0")/.." && pwd)"
+dest="${1:-$top/third_party/onnxruntime}"
+lib="$dest/libonnxruntime.so"
+
+if [ -s "$lib" ]; then
+	echo "onnxruntime: $lib already present"
+	exit 0
+fi
+
+pip_cmd=""
+for c in pip3 pip "python3 -m pip"; do
+	if $c --version >/dev/null 2>&1; then pip_cmd="$c"; break; fi
+done
+[ -n "$pip_cmd" ] || { echo "fetch-onnxruntime: pip is required (apt-get install python3-pip)" >&2; exit 1; }
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+$pip_cmd download --no-deps --only-binary=:all: \
+	--platform manylinux_2_28_x86_64 --python-version 3.11 --implementation cp \
+	"onnxruntime==$ORT_VERSION" -d "$tmp" >&2
+whl="$(ls "$tmp"/onnxruntime-"$ORT_VERSION"-*.whl | head -n 1)"
+member="onnxruntime/capi/libonnxruntime.so.$ORT_VERSION"
+
+mkdir -p "$dest"
+python3 - "$whl" "$member" "$lib.tmp" <<'PY'
+import sys, zipfile, shutil
+whl, member, out = sys.argv[1:]
+with zipfile.ZipFile(whl) as z, z.open(member) as src, open(out, "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+mv "$lib.tmp" "$lib"
+echo "onnxruntime: wrote $lib ($(wc -c <"$lib") bytes)"
