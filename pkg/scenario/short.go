@@ -1,0 +1,75 @@
+package scenario
+
+import "math"
+
+// Short returns a smaller copy of s for CI, keeping its link behaviour: rates,
+// delays, loss and queues are unchanged, while the transfer size and the
+// whole timeline are scaled by one factor
+//
+//	f = min(1, maxBytes/B, maxDuration/Duration)
+//
+// where B is Bytes (or the largest size Ranges can draw, if larger). Bytes
+// and any bytes range or sweep sizes scale by f (at least 1 byte); Duration,
+// schedule step times and ramps, outage and handoff windows, handoff
+// degradation, and the periods and lengths in Ranges scale by f too, so each
+// event still happens at the same fraction of an ideal transfer. A
+// non-positive limit is ignored. The name gets the suffix ".short" when
+// anything shrank.
+func Short(s Scenario, maxBytes int64, maxDuration Duration) Scenario {
+	out := s.clone()
+	big := s.Bytes
+	if s.Ranges != nil && s.Ranges.Bytes != nil {
+		big = max(big, s.Ranges.Bytes.Max)
+	}
+	if s.Sweep != nil {
+		for _, b := range s.Sweep.Bytes {
+			big = max(big, b)
+		}
+	}
+	f := 1.0
+	if maxBytes > 0 && big > maxBytes {
+		f = min(f, float64(maxBytes)/float64(big))
+	}
+	if maxDuration > 0 && s.Duration > maxDuration {
+		f = min(f, float64(maxDuration)/float64(s.Duration))
+	}
+	if f >= 1 {
+		return out
+	}
+	out.Name += ".short"
+	sb := func(b int64) int64 { return max(1, int64(math.Floor(float64(b)*f))) }
+	sd := func(d Duration) Duration { return Duration(math.Floor(float64(d) * f)) }
+	out.Bytes = sb(out.Bytes)
+	out.Duration = max(sd(out.Duration), 1)
+	for i := range out.Paths {
+		for _, l := range []*Link{&out.Paths[i].Up, &out.Paths[i].Down} {
+			for j := range l.Schedule {
+				l.Schedule[j].At = sd(l.Schedule[j].At)
+				l.Schedule[j].Ramp = sd(l.Schedule[j].Ramp)
+			}
+			for _, ws := range [][]Window{l.Outages, l.Handoffs} {
+				for j := range ws {
+					ws[j].Start, ws[j].End = sd(ws[j].Start), sd(ws[j].End)
+				}
+			}
+			l.HandoffDegrade = sd(l.HandoffDegrade)
+		}
+	}
+	if r := out.Ranges; r != nil {
+		if r.Bytes != nil {
+			r.Bytes.Min, r.Bytes.Max = sb(r.Bytes.Min), sb(r.Bytes.Max)
+		}
+		for i := range r.Paths {
+			r.Paths[i].Every = sd(r.Paths[i].Every)
+			if h := r.Paths[i].Handoff; h != nil {
+				h.Every, h.Offset, h.MinLen, h.MaxLen = sd(h.Every), sd(h.Offset), max(sd(h.MinLen), 1), max(sd(h.MaxLen), 1)
+			}
+		}
+	}
+	if out.Sweep != nil {
+		for i := range out.Sweep.Bytes {
+			out.Sweep.Bytes[i] = sb(out.Sweep.Bytes[i])
+		}
+	}
+	return out
+}
