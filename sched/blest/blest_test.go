@@ -172,7 +172,8 @@ func TestLambdaTrace(t *testing.T) {
 	}
 }
 
-// Options.FixedLambda keeps λ at its initial value.
+// Options.FixedLambda: "disables λ adaptation" (the notes' Go port runs with
+// "λ fixed at 1"): losses while window-limited leave λ where it started.
 func TestFixedLambda(t *testing.T) {
 	s := New(Options{Lambda: 1.1, FixedLambda: true})
 	for i := range 4 {
@@ -185,7 +186,9 @@ func TestFixedLambda(t *testing.T) {
 	}
 }
 
-// Registration: the registry name makes a BLEST scheduler.
+// registry.go: "Register makes a scheduler available by name, like the
+// kernel's net.mptcp.scheduler sysctl"; sched.New(name) "returns a new
+// instance of the named scheduler".
 func TestRegistered(t *testing.T) {
 	s, err := sched.New(Name)
 	if err != nil {

@@ -193,7 +193,9 @@ func TestFastHasRoom(t *testing.T) {
 	}
 }
 
-// Registration: the registry name makes an ECF scheduler.
+// registry.go: "Register makes a scheduler available by name, like the
+// kernel's net.mptcp.scheduler sysctl"; sched.New(name) "returns a new
+// instance of the named scheduler".
 func TestRegistered(t *testing.T) {
 	s, err := sched.New(Name)
 	if err != nil {

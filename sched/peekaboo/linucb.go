@@ -1,6 +1,7 @@
 package peekaboo
 
 import (
+	"encoding"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -274,3 +275,8 @@ func validate(a *mat, b *vec) error {
 	}
 	return nil
 }
+
+var (
+	_ encoding.BinaryMarshaler   = (*Scheduler)(nil)
+	_ encoding.BinaryUnmarshaler = (*Scheduler)(nil)
+)

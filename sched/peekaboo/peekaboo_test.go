@@ -196,9 +196,9 @@ func conn(now time.Time, next uint64) sched.ConnInfo {
 	return sched.ConnInfo{Now: now, SendBufferBytes: 100 * mss, PeerWindow: 65536, NextSeq: next, SegmentSize: mss}
 }
 
-// Package doc: the context is "bytes divided by the path's latest RTT
-// sample in seconds, expressed in MB/s": x = [cwnd_f/r_f, inflight_s/r_s,
-// SW/r_f, SW/r_s, inflight_f/r_f, cwnd_s/r_s].
+// Notes, context: "6 features: bytes divided by the *latest* RTT sample ...
+// x = [cwnd_f/r_f, inflight_s/r_s, SW/r_f, SW/r_s, inflight_f/r_f,
+// cwnd_s/r_s]", here with RTTs in seconds and rates in MB/s.
 func TestContext(t *testing.T) {
 	paths := blocked()
 	paths[1].BytesQueued = 2 * mss
@@ -266,9 +266,11 @@ func TestLatching(t *testing.T) {
 	}
 }
 
-// Package doc: a WAIT is rewarded by the first acknowledgement on f of a
-// segment at or after ConnInfo.NextSeq at decision time, with r = MSS/(t_ack
-// − t₀), so the reward counts the time spent waiting.
+// Notes, reward: "At decision time, store (x, a, t₀, pn*), where pn* is the
+// last packet number sent on the chosen path + 1. ... When the chosen path's
+// largest in-order acked packet number ≥ pn*: r = MSS/(now − t₀); A_a += xxᵀ;
+// b_a += r·x." For a WAIT the chosen path is f and pn* is the next segment
+// (ConnInfo.NextSeq at decision time), so the reward counts the wait.
 func TestWaitReward(t *testing.T) {
 	s := New(Options{})
 	setArm(t, s, actWait, diag(1, 1, 1, 1, 1, 1), vec{10, 10, 10, 10, 10, 10})
@@ -337,7 +339,10 @@ func TestRing(t *testing.T) {
 	}
 }
 
-// invert: A·A⁻¹ = I for a positive definite matrix like the learner's.
+// Brief: "A should be inverted with a fixed-size 6×6 routine (no
+// allocations on the decision path; Gauss-Jordan or Sherman–Morrison on
+// arrays)": A·A⁻¹ = I for a positive definite matrix like the learner's, and
+// a singular matrix is refused.
 func TestInvert(t *testing.T) {
 	a := diag(1, 1, 1, 1, 1, 1)
 	xs := []vec{
@@ -377,7 +382,8 @@ func TestInvert(t *testing.T) {
 	}
 }
 
-// Package doc: in MB/s the learner stays well conditioned. 10⁴ updates with
+// Notes, "Don't copy: ... nanosecond units (tiny features/rewards; use
+// seconds)". Package doc: in MB/s the learner stays well conditioned. 10⁴ updates with
 // realistic contexts (RTT 20 and 80 ms, windows up to 4 MB) must all be
 // accepted and keep A·A⁻¹ = I to 10⁻⁶ (in bytes per second almost all of
 // them fail).
@@ -491,7 +497,9 @@ func TestModelBadInput(t *testing.T) {
 	}
 }
 
-// Registration: the registry name makes a Peekaboo scheduler.
+// registry.go: "Register makes a scheduler available by name, like the
+// kernel's net.mptcp.scheduler sysctl"; sched.New(name) "returns a new
+// instance of the named scheduler".
 func TestRegistered(t *testing.T) {
 	s, err := sched.New(Name)
 	if err != nil {
