@@ -21,9 +21,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/mpqsched/mpqsched/pkg/nfq"
 )
@@ -35,6 +37,7 @@ func main() {
 	maxLen := flag.Uint("maxlen", 20000, "kernel queue length, packets; excess packets are dropped by the kernel")
 	seed := flag.Uint64("seed", 1, "seed of the jitter generator")
 	stats := flag.Duration("stats", 0, "log packet counts at this interval (0: never)")
+	rtprio := flag.Int("rtprio", 50, "run every thread SCHED_FIFO at this priority (1-99) so CPU contention does not delay verdicts; 0: normal scheduling")
 	flag.Parse()
 	log.SetPrefix(fmt.Sprintf("mpq-delayd[q%d] ", *queue))
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
@@ -45,6 +48,11 @@ func main() {
 	c, err := nfq.Open(uint16(*queue), nfq.Options{Mode: nfq.CopyMeta, MaxLen: uint32(*maxLen)})
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *rtprio > 0 {
+		if err := realtime(*rtprio); err != nil {
+			log.Printf("warning: SCHED_FIFO not set, delays may stretch under CPU load: %v", err)
+		}
 	}
 	d := newDelayer(c, *delay, *jitter, *seed)
 	go d.run()
@@ -85,6 +93,28 @@ func main() {
 	log.Printf("%v: released %d held packets; queued %d accepted %d in total", s, n, in, out)
 }
 
+// realtime puts every thread of this process under SCHED_FIFO at prio.
+// Threads the Go runtime creates later inherit the policy from their
+// creator.
+func realtime(prio int) error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	param := [1]int32{int32(prio)} // struct sched_param
+	const schedFIFO = 1
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if _, _, e := syscall.Syscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), schedFIFO, uintptr(unsafe.Pointer(&param[0]))); e != 0 {
+			return e
+		}
+	}
+	return nil
+}
+
 // item is one held packet.
 type item struct {
 	due time.Time // when to accept it
@@ -116,6 +146,11 @@ type delayer struct {
 	delay  time.Duration // mean one-way delay added
 	jitter time.Duration // half-width of the uniform jitter
 	rng    *rand.Rand
+
+	// early is how long before its due time a packet is released: a moving
+	// average of how late timer wake-ups were, so that the mean delay
+	// matches the request.
+	early time.Duration
 
 	mu      sync.Mutex
 	h       itemHeap
@@ -171,12 +206,17 @@ func (d *delayer) run() {
 		}
 		now := time.Now()
 		ids = ids[:0]
-		for len(d.h) > 0 && !d.h[0].due.After(now) {
-			ids = append(ids, heap.Pop(&d.h).(item).id)
+		cut := now.Add(d.early)
+		for len(d.h) > 0 && !d.h[0].due.After(cut) {
+			it := heap.Pop(&d.h).(item)
+			if len(ids) == 0 {
+				d.learn(now.Sub(it.due) + d.early)
+			}
+			ids = append(ids, it.id)
 		}
 		wait := time.Hour
 		if len(d.h) > 0 {
-			wait = d.h[0].due.Sub(now)
+			wait = d.h[0].due.Sub(now) - d.early
 		}
 		d.done += uint64(len(ids))
 		d.mu.Unlock()
@@ -195,6 +235,19 @@ func (d *delayer) run() {
 			}
 		}
 	}
+}
+
+// maxEarly caps the lateness compensation.
+const maxEarly = time.Millisecond
+
+// learn folds one wake-up lateness sample (how long after the moment the
+// timer was aimed at it fired) into early, with gain 1/16.
+func (d *delayer) learn(late time.Duration) {
+	if late < 0 || late > 2*time.Millisecond { // not a timer sample, or a stall that must not skew the mean
+		return
+	}
+	d.early += (late - d.early) / 16
+	d.early = min(d.early, maxEarly)
 }
 
 // flush stops run and accepts every held packet at once; it returns how many.

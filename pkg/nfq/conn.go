@@ -5,6 +5,7 @@ package nfq
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -22,6 +23,8 @@ const (
 type Conn struct {
 	fd    int
 	queue uint16
+	f     *os.File        // fd wrapped for Go's poller, set once configured
+	rc    syscall.RawConn // f's raw connection: reads and writes park in the poller, not in a blocking syscall
 
 	mu  sync.Mutex // serialises writes and seq
 	seq uint32
@@ -67,6 +70,20 @@ func Open(queue uint16, o Options) (*Conn, error) {
 		c.Close()
 		return nil, fmt.Errorf("nfq: configure queue %d: %w", queue, err)
 	}
+	// From here on the socket is non-blocking and served by the runtime
+	// poller, so a goroutine waiting for packets holds no thread and timers
+	// of other goroutines fire on time.
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.f = os.NewFile(uintptr(fd), "nfqueue")
+	rc, err := c.f.SyscallConn()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.rc = rc
 	return c, nil
 }
 
@@ -122,7 +139,15 @@ func (c *Conn) request(build func([]byte, uint32) []byte) error {
 // *KernelError.
 func (c *Conn) Recv(dst []Packet, buf []byte) ([]Packet, error) {
 	for {
-		n, _, err := syscall.Recvfrom(c.fd, buf, 0)
+		var n int
+		var rerr error
+		err := c.rc.Read(func(fd uintptr) bool {
+			n, _, rerr = syscall.Recvfrom(int(fd), buf, 0)
+			return rerr != syscall.EAGAIN
+		})
+		if err == nil {
+			err = rerr
+		}
 		if err != nil {
 			if errors.Is(err, syscall.EINTR) {
 				continue
@@ -169,13 +194,20 @@ func (c *Conn) sendVerdicts(ids []uint32, v Verdict) error {
 		b = AppendVerdict(b, c.seq, c.queue, id, v)
 	}
 	c.buf = b
-	for {
-		err := syscall.Sendto(c.fd, b, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK})
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
+	return c.send(b)
+}
+
+// send writes one datagram to the kernel through the poller.
+func (c *Conn) send(b []byte) error {
+	var serr error
+	err := c.rc.Write(func(fd uintptr) bool {
+		serr = syscall.Sendto(int(fd), b, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK})
+		return serr != syscall.EAGAIN && serr != syscall.EINTR
+	})
+	if err != nil {
 		return err
 	}
+	return serr
 }
 
 // Unbind asks the kernel to stop queueing to this socket. Packets still in
@@ -185,12 +217,14 @@ func (c *Conn) Unbind() error {
 	c.seq++
 	msg := AppendConfigCmd(nil, c.seq, c.queue, false)
 	c.mu.Unlock()
-	return syscall.Sendto(c.fd, msg, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK})
+	return c.send(msg)
 }
 
 // Close closes the socket. A Recv blocked in another goroutine returns an
-// error once the socket is shut down.
+// error.
 func (c *Conn) Close() error {
-	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
+	if c.f != nil {
+		return c.f.Close()
+	}
 	return syscall.Close(c.fd)
 }
