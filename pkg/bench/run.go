@@ -1,0 +1,271 @@
+// Package bench runs multipath transfers over the in-process emulator and
+// turns them into metrics.Result records: the engine behind mpquic-bench and
+// the end-to-end tests. A run works the same in real time and inside a
+// testing/synctest bubble (virtual time).
+package bench
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/certs"
+	"github.com/mpqsched/mpqsched/pkg/emu"
+	"github.com/mpqsched/mpqsched/pkg/metrics"
+	"github.com/mpqsched/mpqsched/pkg/session"
+	"github.com/mpqsched/mpqsched/sched"
+)
+
+// Run describes one download: the client fetches Bytes from the server over
+// every path of the topology.
+type Run struct {
+	Scheduler     string                 // registered scheduler name
+	NewScheduler  func() sched.Scheduler // optional, overrides Scheduler (both ends)
+	Scenario      string                 // name recorded in the result
+	Seed          int64                  // emulator and payload seed
+	Paths         []emu.PathSpec         // path i joins the session in order
+	Backup        []bool                 // Backup[i] marks path i as a backup path
+	Bytes         int64                  // download size, bytes
+	RecvWindow    int                    // client receive window, bytes (0 = session default)
+	Timeout       time.Duration          // give up after this long (0 = 10 minutes)
+	SeriesStep    time.Duration          // goodput series step (0 = 100 ms)
+	Hooks         Hooks                  // optional callbacks during the run
+	SessionConfig *session.Config        // optional base config for both ends
+}
+
+// Hooks let a caller act on a run in progress (tests, handoff scripts).
+type Hooks struct {
+	// Progress, if set, is called from the client's reader as data arrives
+	// with the bytes received so far; it must not block.
+	Progress func(received int64)
+	// Started, if set, is called once the session is up, with the topology
+	// and the client session.
+	Started func(topo *emu.Topology, client *session.Session)
+}
+
+// Detail is what a run measured beyond the Result record.
+type Detail struct {
+	Client, Server session.Stats
+	Series         []session.Sample
+	RejectedJoins  int
+}
+
+// Transfer runs r and returns its Result; the Result's Error field is set,
+// and err returned, if the transfer failed or the data did not verify.
+func Transfer(ctx context.Context, r Run) (metrics.Result, *Detail, error) {
+	res := metrics.Result{Scheduler: r.Scheduler, Scenario: r.Scenario, Seed: r.Seed, Bytes: uint64(r.Bytes)}
+	if r.NewScheduler != nil && res.Scheduler == "" {
+		res.Scheduler = r.NewScheduler().Name()
+	}
+	for _, p := range r.Paths {
+		res.CapacityBps += p.Down.RateBps
+	}
+	det, err := transfer(ctx, r, &res)
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res, det, err
+}
+
+func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) {
+	if len(r.Paths) == 0 {
+		return nil, errors.New("bench: no paths")
+	}
+	if r.Timeout == 0 {
+		r.Timeout = 10 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	topo, err := emu.NewTopology(r.Seed, r.Paths...)
+	if err != nil {
+		return nil, err
+	}
+	defer topo.Close()
+	pair, err := certs.SelfSigned("mpqsched.test")
+	if err != nil {
+		return nil, err
+	}
+	var base session.Config
+	if r.SessionConfig != nil {
+		base = *r.SessionConfig
+	}
+	base.Scheduler, base.NewScheduler = r.Scheduler, r.NewScheduler
+	if r.SeriesStep > 0 {
+		base.SeriesInterval = r.SeriesStep
+	}
+	srvCfg, cliCfg := base, base
+	cliCfg.RecvWindow = r.RecvWindow
+
+	ln, err := session.Listen(topo.Server, pair.Server, &srvCfg)
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	srvDone := make(chan serverResult, 1)
+	go func() { srvDone <- serve(ctx, ln, r) }()
+
+	start := time.Now()
+	remote := net.UDPAddrFromAddrPort(topo.ServerAddr)
+	cli, err := session.Dial(ctx, topo.Clients[0], remote, pair.Client, &cliCfg)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.CloseWithError(nil)
+	for i := 1; i < len(r.Paths); i++ {
+		opts := session.PathOptions{Backup: i < len(r.Backup) && r.Backup[i]}
+		if _, err := cli.AddPath(ctx, topo.Clients[i], remote, opts); err != nil {
+			return nil, fmt.Errorf("bench: add path %d: %w", i, err)
+		}
+	}
+	if r.Hooks.Started != nil {
+		r.Hooks.Started(topo, cli)
+	}
+	n, ok, err := fetch(ctx, cli, r.Bytes, r.Hooks.Progress)
+	fct := time.Since(start)
+	det := &Detail{Client: cli.Stats(), Series: cli.Series(), RejectedJoins: ln.RejectedJoins()}
+	cli.Close()
+	sr := <-srvDone
+	det.Server = sr.stats
+	res.FCTSeconds = fct.Seconds()
+	if fct > 0 {
+		res.GoodputBps = float64(n) * 8 / fct.Seconds()
+	}
+	res.SHA256OK = ok
+	fill(res, det)
+	if err != nil {
+		return det, err
+	}
+	if sr.err != nil {
+		return det, fmt.Errorf("bench: server: %w", sr.err)
+	}
+	if !ok {
+		return det, errors.New("bench: SHA-256 mismatch")
+	}
+	return det, nil
+}
+
+// fill copies the sessions' measurements into the Result.
+func fill(res *metrics.Result, det *Detail) {
+	c, s := det.Client, det.Server
+	res.OOOSegments = c.OOOSegments
+	res.HoLBlockedSec = c.HoLBlocked.Seconds()
+	res.RetransPackets = s.PacketsLost + s.RetransSegments
+	res.SentBytes = s.SentBytes
+	res.RedundantBytes = s.RedundantBytes
+	res.PerPathBytes = res.PerPathBytes[:0]
+	for _, p := range s.Paths {
+		res.PerPathBytes = append(res.PerPathBytes, p.BytesSent)
+	}
+	if len(det.Series) > 1 {
+		res.SeriesStepSec = (det.Series[1].T - det.Series[0].T).Seconds()
+		for _, smp := range det.Series {
+			res.GoodputSeries = append(res.GoodputSeries, smp.GoodputBps)
+		}
+	}
+	res.Extra = map[string]float64{
+		"reinjected_segments": float64(s.ReinjectedSegs),
+		"path_failures":       float64(s.PathFailures),
+		"duplicate_bytes":     float64(c.DuplicateBytes),
+		"max_reorder_bytes":   float64(c.MaxReorderBytes),
+	}
+}
+
+// payload is the deterministic content of a download: a PCG stream seeded
+// by seed.
+type payload struct{ rng *rand.PCG }
+
+func newPayload(seed int64) *payload { return &payload{rand.NewPCG(uint64(seed), 0x6d7071)} }
+
+func (p *payload) Read(b []byte) (int, error) {
+	for i := 0; i < len(b); i += 8 {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], p.rng.Uint64())
+		copy(b[i:], w[:])
+	}
+	return len(b), nil
+}
+
+type serverResult struct {
+	stats session.Stats
+	err   error
+}
+
+// serve answers one session's "GET <bytes>" with the payload followed by its
+// SHA-256, then closes gracefully.
+func serve(ctx context.Context, ln *session.Listener, r Run) (res serverResult) {
+	s, err := ln.Accept(ctx)
+	if err != nil {
+		return serverResult{err: err}
+	}
+	defer func() {
+		err := s.Close()
+		res.stats = s.Stats()
+		if err != nil && res.err == nil {
+			res.err = err
+		}
+	}()
+	st, err := s.AcceptStream(ctx)
+	if err != nil {
+		return serverResult{err: err}
+	}
+	line, err := bufio.NewReader(io.LimitReader(st, 64)).ReadString('\n')
+	if err != nil {
+		return serverResult{err: fmt.Errorf("request: %w", err)}
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(line), "GET "), 10, 64)
+	if err != nil || n < 0 {
+		return serverResult{err: fmt.Errorf("bad request %q", line)}
+	}
+	h := sha256.New()
+	w := io.MultiWriter(st, h)
+	if _, err := io.CopyN(w, newPayload(r.Seed), n); err != nil {
+		return serverResult{err: err}
+	}
+	if _, err := st.Write(h.Sum(nil)); err != nil {
+		return serverResult{err: err}
+	}
+	return serverResult{err: st.Close()}
+}
+
+// fetch requests n bytes, reads them and the trailing SHA-256, and reports
+// whether the data matched.
+func fetch(ctx context.Context, s *session.Session, n int64, progress func(int64)) (int64, bool, error) {
+	st, err := s.OpenStream()
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := fmt.Fprintf(st, "GET %d\n", n); err != nil {
+		return 0, false, err
+	}
+	st.Close()
+	stop := context.AfterFunc(ctx, func() { s.CloseWithError(ctx.Err()) })
+	defer stop()
+	h := sha256.New()
+	buf := make([]byte, 64<<10)
+	var got int64
+	for got < n {
+		k, err := st.Read(buf[:min(int64(len(buf)), n-got)])
+		h.Write(buf[:k])
+		got += int64(k)
+		if progress != nil && k > 0 {
+			progress(got)
+		}
+		if err != nil {
+			return got, false, fmt.Errorf("bench: read after %d of %d bytes: %w", got, n, err)
+		}
+	}
+	var sum [sha256.Size]byte
+	if _, err := io.ReadFull(st, sum[:]); err != nil {
+		return got, false, fmt.Errorf("bench: read checksum: %w", err)
+	}
+	return got, [sha256.Size]byte(h.Sum(nil)) == sum, nil
+}

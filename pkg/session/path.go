@@ -1,0 +1,308 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+	"github.com/mpqsched/mpqsched/sched"
+)
+
+// path is one subflow: a quic-go connection with one data stream each way.
+// Fields below "sender" and "receiver" are guarded by Session.mu.
+type path struct {
+	id     sched.PathID
+	slot   int
+	conn   *quic.Conn
+	out    *quic.SendStream
+	in     *bufio.Reader
+	tr     *tracer
+	backup bool
+	notify chan struct{} // pokes the writer
+
+	// sender
+	queue        []*segment // handed to the path, not yet written to quic-go
+	queuedBytes  uint64     // payload bytes in queue plus the one being written
+	writing      bool
+	bytesSent    uint64 // segment payload bytes written, copies included
+	bytesAcked   uint64
+	segsInFlight uint64
+	failed       bool
+	failedAt     time.Time
+	lastProgress time.Time // last connection-level acknowledgement of data this path carried
+	rate         rateEstimator
+
+	// receiver
+	recvBytes  uint64 // segment payload bytes received on this path
+	reportBase uint64 // recvBytes at the last report
+}
+
+// rateEstimator is an EWMA of the acknowledged-bytes rate of a path.
+type rateEstimator struct {
+	start time.Time
+	bytes uint64
+	bps   float64 // bytes/s
+}
+
+func (r *rateEstimator) acked(now time.Time, n uint64, minInterval time.Duration) {
+	if r.start.IsZero() {
+		r.start = now
+	}
+	r.bytes += n
+	el := now.Sub(r.start)
+	if el < minInterval || el <= 0 {
+		return
+	}
+	sample := float64(r.bytes) / el.Seconds()
+	if r.bps == 0 {
+		r.bps = sample
+	} else {
+		r.bps = 0.75*r.bps + 0.25*sample
+	}
+	r.start, r.bytes = now, 0
+}
+
+// info fills a scheduler snapshot of the path; s.mu is held.
+func (p *path) info(mss uint64) sched.PathInfo {
+	t := p.tr
+	t.mu.Lock()
+	pi := sched.PathInfo{
+		ID:                   p.id,
+		SmoothedRTT:          t.srtt,
+		MinRTT:               t.minRTT,
+		LatestRTT:            t.latestRTT,
+		RTTVar:               t.rttVar,
+		CongestionWindow:     uint64(max(t.cwnd, 0)),
+		BytesInFlight:        uint64(max(t.inflight, 0)),
+		PacketsSent:          t.packetsSent,
+		PacketsLost:          t.packetsLost,
+		PacketsRetransmitted: t.packetsLost,
+		LossRate:             t.lossRate,
+		PTOCount:             t.ptoCount,
+	}
+	t.mu.Unlock()
+	pi.BytesQueued = p.queuedBytes
+	pi.MSS = mss
+	pi.BytesSent = p.bytesSent
+	pi.BytesAcked = p.bytesAcked
+	pi.DeliveryRate = p.rate.bps
+	pi.SegmentsInFlight = p.segsInFlight
+	pi.Backup = p.backup
+	pi.PotentiallyFailed = p.failed
+	return pi
+}
+
+// writeLoop hands queued segments to the path's QUIC stream, one at a time,
+// so that the scheduler's view of what is queued stays exact.
+func (s *Session) writeLoop(p *path) {
+	var buf []byte
+	for {
+		s.mu.Lock()
+		for len(p.queue) == 0 && !s.closed && s.slots[p.slot] == p {
+			s.mu.Unlock()
+			select {
+			case <-p.notify:
+			case <-s.done:
+			}
+			s.mu.Lock()
+		}
+		if s.closed || s.slots[p.slot] != p {
+			s.mu.Unlock()
+			return
+		}
+		seg := p.queue[0]
+		p.queue[0] = nil
+		p.queue = p.queue[1:]
+		n := seg.size
+		if seg.acked {
+			// Acknowledged (through another path) while it waited here.
+			p.queuedBytes -= n
+			s.mu.Unlock()
+			continue
+		}
+		buf = wire.AppendSegmentHeader(buf[:0], seg.seq, seg.off, len(seg.data))
+		buf = append(buf, seg.data...)
+		p.writing = true
+		s.mu.Unlock()
+
+		_, err := p.out.Write(buf)
+
+		s.mu.Lock()
+		p.writing = false
+		p.queuedBytes -= n
+		s.mu.Unlock()
+		poke(s.wake)
+		if err != nil {
+			s.pathGone(p, err)
+			return
+		}
+	}
+}
+
+// readLoop reads the peer's segments from the path's data stream.
+func (s *Session) readLoop(p *path) {
+	buf := make([]byte, wire.MaxSegmentPayload)
+	for {
+		seg, err := wire.ReadSegment(p.in, buf)
+		if err != nil {
+			if errors.Is(err, wire.ErrMalformed) {
+				s.fail(errors.Join(ErrProtocol, err))
+				return
+			}
+			if err == io.EOF {
+				err = errors.New("peer closed the path's data stream")
+			}
+			s.pathGone(p, err)
+			return
+		}
+		if err := s.segmentReceived(p, seg); err != nil {
+			s.fail(err)
+			return
+		}
+	}
+}
+
+// datagramLoop receives Ack and Report frames on one path.
+func (s *Session) datagramLoop(p *path) {
+	var ack wire.Ack
+	var rep wire.Report
+	for {
+		b, err := p.conn.ReceiveDatagram(context.Background())
+		if err != nil {
+			return // the connection is gone; readLoop reports it
+		}
+		if len(b) == 0 {
+			s.fail(errors.Join(ErrProtocol, errors.New("empty datagram")))
+			return
+		}
+		switch b[0] {
+		case wire.TypeAck:
+			if err := wire.ParseAck(b, &ack); err != nil {
+				s.fail(errors.Join(ErrProtocol, err))
+				return
+			}
+			if err := s.ackReceived(&ack); err != nil {
+				s.fail(err)
+				return
+			}
+		case wire.TypeReport:
+			if err := wire.ParseReport(b, &rep); err != nil {
+				s.fail(errors.Join(ErrProtocol, err))
+				return
+			}
+			s.reportReceived(&rep)
+		default:
+			s.fail(errors.Join(ErrProtocol, errors.New("unknown datagram type")))
+			return
+		}
+	}
+}
+
+// attach installs a path whose handshake is complete and starts its
+// goroutines. It fails if the session has no free slot.
+func (s *Session) attach(p *path) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	slot := -1
+	if s.npaths < s.cfg.MaxPaths {
+		for i, q := range s.slots {
+			if q == nil {
+				slot = i
+				break
+			}
+		}
+	}
+	if slot < 0 {
+		s.mu.Unlock()
+		return ErrTooManyPaths
+	}
+	p.slot = slot
+	p.notify = make(chan struct{}, 1)
+	p.lastProgress = time.Now()
+	s.slots[slot] = p
+	s.npaths++
+	if len(s.allPaths) < 4*sched.MaxPaths {
+		s.allPaths = append(s.allPaths, p)
+	}
+	s.snd.pathAdded(slot)
+	s.rcv.ackDue = p.lastProgress // announce the whole receive window at once
+	s.mu.Unlock()
+	poke(s.ackWake)
+	p.tr.setWake(s.wake)
+	s.wg.Add(3)
+	go func() { defer s.wg.Done(); s.writeLoop(p) }()
+	go func() { defer s.wg.Done(); s.readLoop(p) }()
+	go func() { defer s.wg.Done(); s.datagramLoop(p) }()
+	poke(s.wake)
+	return nil
+}
+
+// pathGone removes a path whose connection or stream failed.
+func (s *Session) pathGone(p *path, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.slots[p.slot] != p {
+		return
+	}
+	s.cfg.Logf("session %x: path %d gone: %v", s.id[:4], p.id, err)
+	s.removeLocked(p, time.Now())
+	if s.npaths == 0 {
+		var ae *quic.ApplicationError
+		if errors.As(err, &ae) && ae.Remote && ae.ErrorCode == codeNoError {
+			s.closeLocked(nil, codeNoError) // the peer closed the session cleanly
+			return
+		}
+		s.closeLocked(errors.Join(ErrNoPaths, err), codeInternal)
+	}
+}
+
+// removeLocked takes p out of the session and reinjects its data.
+func (s *Session) removeLocked(p *path, now time.Time) {
+	s.reinjectLocked(p, now)
+	s.snd.pathRemoved(p.slot)
+	s.slots[p.slot] = nil
+	s.npaths--
+	p.queue = nil
+	poke(p.notify)
+	poke(s.wake)
+	c := p.conn
+	go c.CloseWithError(codePathRemoved, "path removed")
+}
+
+// RemovePath closes the path with the given ID; its unacknowledged data is
+// sent again on the other paths.
+func (s *Session) RemovePath(id sched.PathID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.slots {
+		if p != nil && p.id == id {
+			s.removeLocked(p, time.Now())
+			if s.npaths == 0 {
+				s.closeLocked(ErrNoPaths, codeNoError)
+			}
+			return nil
+		}
+	}
+	return errors.New("session: no such path")
+}
+
+// Paths returns the IDs of the session's current paths.
+func (s *Session) Paths() []sched.PathID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []sched.PathID
+	for _, p := range s.slots {
+		if p != nil {
+			ids = append(ids, p.id)
+		}
+	}
+	return ids
+}

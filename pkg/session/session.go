@@ -1,0 +1,346 @@
+// Package session is mpqsched's multipath transport: one upstream quic-go
+// connection per network path (a subflow with its own congestion control,
+// RTT and loss recovery, like an MPTCP subflow) and, above them,
+// connection-level sequencing, a bounded reorder buffer with flow control,
+// reinjection from failed paths, path management and multiplexed streams.
+//
+// The scheduler (package sched) decides which path carries which segment.
+// Each path carries its segments on one unidirectional QUIC stream per
+// direction, so quic-go retransmits a lost packet on the path that lost it
+// (as an MPTCP subflow does); the session reinjects on other paths the data
+// of a path that stops making progress. Connection-level acknowledgements and
+// window updates (Ack) and receiver reports travel as QUIC datagrams on the
+// fastest live path.
+//
+// A client Dials with its first path and adds more with AddPath; every join
+// is authenticated with an HMAC keyed by the TLS exporter of the first path's
+// connection, so nobody without that key can attach a path to the session.
+package session
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/mpqsched/mpqsched/sched"
+	_ "github.com/mpqsched/mpqsched/sched/minrtt" // the default scheduler is always available
+)
+
+// ALPN is the TLS application protocol of an mpqsched session.
+const ALPN = "mpqsched/1"
+
+// Defaults for Config fields left zero.
+const (
+	DefaultSegmentSize    = 1200     // segment payload, bytes: one segment ≈ one QUIC packet
+	DefaultRecvWindow     = 4 << 20  // receive window (reorder buffer + unread data), bytes
+	InitialWindow         = 64 << 10 // window both ends assume before the first Ack, bytes (the smallest RecvWindow allowed)
+	DefaultSendBuffer     = 1 << 20  // application bytes buffered before Write blocks
+	DefaultMaxPaths       = 8        // paths per session
+	DefaultMaxStreams     = 256      // concurrently open peer-initiated streams
+	DefaultAckDelay       = 5 * time.Millisecond
+	DefaultAckEvery       = 8 // segments received before an immediate Ack
+	DefaultReportInterval = 100 * time.Millisecond
+	DefaultSeriesInterval = 100 * time.Millisecond
+	DefaultFailureTimeout = 300 * time.Millisecond // floor of the no-progress time that marks a path potentially failed
+	DefaultCloseTimeout   = 10 * time.Second
+)
+
+// Config configures a session. The zero value is usable.
+type Config struct {
+	Scheduler      string                 // registered scheduler name; "" means sched.DefaultName (minrtt)
+	NewScheduler   func() sched.Scheduler // if set, overrides Scheduler
+	SegmentSize    int                    // segment payload, bytes (≤ 16 KiB)
+	RecvWindow     int                    // bound on reorder buffer + unread stream data, bytes
+	SendBuffer     int                    // application bytes buffered before Stream.Write blocks
+	MaxPaths       int                    // largest number of paths (≤ sched.MaxPaths)
+	MaxStreams     int                    // largest number of open peer-initiated streams
+	AckDelay       time.Duration          // longest wait before acknowledging received segments
+	ReportInterval time.Duration          // receiver report period; negative disables reports
+	SeriesInterval time.Duration          // sampling step of the metrics time series
+	FailureTimeout time.Duration          // floor of the no-progress time before a path is potentially failed
+	CloseTimeout   time.Duration          // longest graceful Close waits for acknowledgements
+	QUIC           *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled)
+	QlogDir        string                 // if set, one qlog file per path connection is written there
+	Logf           func(format string, args ...any)
+}
+
+func (c *Config) withDefaults() (Config, error) {
+	var d Config
+	if c != nil {
+		d = *c
+	}
+	set := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	set(&d.SegmentSize, DefaultSegmentSize)
+	set(&d.RecvWindow, DefaultRecvWindow)
+	set(&d.SendBuffer, DefaultSendBuffer)
+	set(&d.MaxPaths, DefaultMaxPaths)
+	set(&d.MaxStreams, DefaultMaxStreams)
+	if d.AckDelay == 0 {
+		d.AckDelay = DefaultAckDelay
+	}
+	if d.ReportInterval == 0 {
+		d.ReportInterval = DefaultReportInterval
+	}
+	if d.SeriesInterval == 0 {
+		d.SeriesInterval = DefaultSeriesInterval
+	}
+	if d.FailureTimeout == 0 {
+		d.FailureTimeout = DefaultFailureTimeout
+	}
+	if d.CloseTimeout == 0 {
+		d.CloseTimeout = DefaultCloseTimeout
+	}
+	switch {
+	case d.SegmentSize < 64 || d.SegmentSize > 16<<10:
+		return d, fmt.Errorf("session: SegmentSize %d outside [64, 16384]", d.SegmentSize)
+	case d.RecvWindow < InitialWindow:
+		return d, fmt.Errorf("session: RecvWindow %d smaller than %d bytes", d.RecvWindow, InitialWindow)
+	case d.MaxPaths < 1 || d.MaxPaths > sched.MaxPaths:
+		return d, fmt.Errorf("session: MaxPaths %d outside [1, %d]", d.MaxPaths, sched.MaxPaths)
+	case d.SendBuffer < d.SegmentSize:
+		return d, fmt.Errorf("session: SendBuffer %d smaller than a segment", d.SendBuffer)
+	}
+	if d.Logf == nil {
+		d.Logf = func(string, ...any) {}
+	}
+	return d, nil
+}
+
+func (c *Config) newScheduler() (sched.Scheduler, error) {
+	if c.NewScheduler != nil {
+		return c.NewScheduler(), nil
+	}
+	name := c.Scheduler
+	if name == "" {
+		name = sched.DefaultName
+	}
+	return sched.New(name)
+}
+
+// quicConfig returns the per-path quic-go config.
+func (c *Config) quicConfig() *quic.Config {
+	var q *quic.Config
+	if c.QUIC != nil {
+		q = c.QUIC.Clone()
+	} else {
+		q = &quic.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 5 * time.Second}
+	}
+	q.EnableDatagrams = true
+	return q
+}
+
+// Errors a session reports.
+var (
+	ErrClosed        = errors.New("session: closed")
+	ErrJoinRejected  = errors.New("session: path join rejected")
+	ErrTooManyPaths  = errors.New("session: too many paths")
+	ErrNoPaths       = errors.New("session: every path is gone")
+	ErrProtocol      = errors.New("session: protocol violation by peer")
+	ErrStreamLimit   = errors.New("session: too many open streams")
+	ErrStreamReset   = errors.New("session: stream reset by peer")
+	errCloseTimedOut = errors.New("session: close timed out waiting for acknowledgements")
+)
+
+// Application error codes used when closing path connections.
+const (
+	codeNoError      quic.ApplicationErrorCode = 0
+	codeProtocol     quic.ApplicationErrorCode = 1
+	codeJoinRejected quic.ApplicationErrorCode = 2
+	codePathRemoved  quic.ApplicationErrorCode = 3
+	codeInternal     quic.ApplicationErrorCode = 4
+)
+
+// Session is one multipath connection.
+type Session struct {
+	cfg      Config
+	isClient bool
+	id       [16]byte
+	joinKey  [32]byte
+	tlsConf  *tls.Config
+	sch      sched.Scheduler
+	obs      sched.Observer         // nil if the scheduler does not observe
+	robs     sched.ReceiverObserver // nil if it takes no receiver reports
+	start    time.Time
+
+	mu         sync.Mutex
+	cond       *sync.Cond // signals stream readers and writers, and Close
+	slots      [sched.MaxPaths]*path
+	allPaths   []*path // every path the session had, for Stats (bounded)
+	npaths     int
+	nextPathID uint32 // server side: the next path ID to assign
+	closed     bool
+	closeErr   error
+	done       chan struct{} // closed when the session is closed
+	wake       chan struct{} // pokes the send loop
+	ackWake    chan struct{} // pokes the ack loop
+	wg         sync.WaitGroup
+	owned      []*quic.Transport // client side: transports this session closes
+
+	snd sender
+	rcv receiver
+
+	streams       map[uint64]*Stream
+	nextStreamID  uint64 // next locally initiated stream ID
+	acceptQ       chan *Stream
+	peerStreams   int    // open peer-initiated streams
+	peerSeen      bool   // a peer stream was opened
+	maxPeerStream uint64 // largest peer stream ID seen
+
+	stats  counters
+	series []Sample
+}
+
+func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error) {
+	sch, err := cfg.newScheduler()
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{
+		cfg:      cfg,
+		isClient: isClient,
+		tlsConf:  tlsConf,
+		sch:      sch,
+		start:    time.Now(),
+		done:     make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+		ackWake:  make(chan struct{}, 1),
+		streams:  make(map[uint64]*Stream),
+		acceptQ:  make(chan *Stream, cfg.MaxStreams),
+	}
+	s.obs, _ = sch.(sched.Observer)
+	s.robs, _ = sch.(sched.ReceiverObserver)
+	s.cond = sync.NewCond(&s.mu)
+	if !isClient {
+		s.nextStreamID = 1 // client streams are even, server streams odd
+	}
+	s.snd.init(cfg)
+	s.rcv.init(cfg, s.start)
+	return s, nil
+}
+
+// start launches the session-wide goroutines.
+func (s *Session) run() {
+	s.wg.Add(2)
+	go func() { defer s.wg.Done(); s.sendLoop() }()
+	go func() { defer s.wg.Done(); s.ackLoop() }()
+}
+
+// Scheduler returns the name of the session's scheduler.
+func (s *Session) Scheduler() string { return s.sch.Name() }
+
+// Done is closed when the session has ended.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err is why the session ended, or nil while it runs or after a clean Close.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closeErr
+}
+
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// fail ends the session with err (a connection error); s.mu must not be held.
+func (s *Session) fail(err error) {
+	s.mu.Lock()
+	s.closeLocked(err, codeForErr(err))
+	s.mu.Unlock()
+}
+
+func codeForErr(err error) quic.ApplicationErrorCode {
+	switch {
+	case err == nil:
+		return codeNoError
+	case errors.Is(err, ErrProtocol):
+		return codeProtocol
+	}
+	return codeInternal
+}
+
+// closeLocked ends the session. Path connections are closed from a goroutine
+// so that no quic-go call happens under s.mu.
+func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
+	if s.closed {
+		return
+	}
+	if err != nil {
+		s.cfg.Logf("session %x: closing: %v", s.id[:4], err)
+	}
+	s.closed = true
+	s.closeErr = err
+	s.sample(time.Now(), true)
+	close(s.done)
+	s.cond.Broadcast()
+	var conns []*quic.Conn
+	for i, p := range s.slots {
+		if p != nil {
+			conns = append(conns, p.conn)
+			s.slots[i] = nil
+		}
+	}
+	s.npaths = 0
+	owned := s.owned
+	msg := "closed"
+	if err != nil {
+		msg = err.Error()
+	}
+	go func() {
+		for _, c := range conns {
+			c.CloseWithError(code, msg)
+		}
+		for _, t := range owned {
+			t.Close()
+		}
+	}()
+}
+
+// Close ends the session gracefully: it waits (at most Config.CloseTimeout)
+// until every byte written has been acknowledged, then closes every path.
+// It returns once the session's goroutines have stopped.
+func (s *Session) Close() error {
+	deadline := time.Now().Add(s.cfg.CloseTimeout)
+	timer := time.AfterFunc(s.cfg.CloseTimeout, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer timer.Stop()
+	s.mu.Lock()
+	for !s.closed && !s.snd.drained() && time.Now().Before(deadline) {
+		s.cond.Wait()
+	}
+	var err error
+	if !s.closed && !s.snd.drained() {
+		err = errCloseTimedOut
+	}
+	if s.closed && s.closeErr != nil && !s.snd.drained() {
+		err = s.closeErr
+	}
+	s.flushAckLocked()
+	s.closeLocked(nil, codeNoError)
+	s.mu.Unlock()
+	s.wg.Wait()
+	return err
+}
+
+// CloseWithError aborts the session at once.
+func (s *Session) CloseWithError(err error) error {
+	s.mu.Lock()
+	s.closeLocked(err, codeInternal)
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}

@@ -1,0 +1,216 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// Stream is a reliable, ordered, bidirectional byte stream multiplexed on the
+// session. Streams opened by the client have even IDs, the server's odd.
+type Stream struct {
+	s  *Session
+	id uint64
+
+	// read side, guarded by s.mu
+	rbuf   [][]byte
+	roff   int // read offset into rbuf[0]
+	fin    bool
+	reset  bool
+	closed bool // CloseRead was called: data is discarded
+
+	eof bool // Read returned io.EOF
+
+	// write side, guarded by s.mu
+	wfin bool
+}
+
+// maybeFreeLocked forgets a peer-initiated stream once both sides ended.
+func (s *Session) maybeFreeLocked(st *Stream) {
+	peerInitiated := (st.id%2 == 0) != s.isClient
+	if peerInitiated && st.wfin && (st.eof || st.reset || st.closed) && s.streams[st.id] == st {
+		delete(s.streams, st.id)
+		s.peerStreams--
+	}
+}
+
+// ID is the stream's identifier within the session.
+func (st *Stream) ID() uint64 { return st.id }
+
+// Read reads stream data in order. It returns io.EOF after the peer's
+// end of stream.
+func (st *Stream) Read(p []byte) (int, error) {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(st.rbuf) == 0 && !st.fin && !st.reset && !s.closed {
+		s.cond.Wait()
+	}
+	if len(st.rbuf) == 0 {
+		switch {
+		case st.reset:
+			return 0, ErrStreamReset
+		case st.fin:
+			st.eof = true
+			s.maybeFreeLocked(st)
+			return 0, io.EOF
+		}
+		return 0, s.closedErrLocked()
+	}
+	n := 0
+	for n < len(p) && len(st.rbuf) > 0 {
+		c := copy(p[n:], st.rbuf[0][st.roff:])
+		n += c
+		st.roff += c
+		if st.roff == len(st.rbuf[0]) {
+			st.rbuf[0] = nil
+			st.rbuf = st.rbuf[1:]
+			st.roff = 0
+		}
+	}
+	s.windowReadLocked(uint64(n))
+	return n, nil
+}
+
+// Write queues p for sending; it blocks while the session's send buffer is
+// full.
+func (st *Stream) Write(p []byte) (int, error) {
+	st.s.mu.Lock()
+	if st.wfin {
+		st.s.mu.Unlock()
+		return 0, fmt.Errorf("session: write on closed stream %d", st.id)
+	}
+	st.s.mu.Unlock()
+	return st.s.write(st.id, p, false)
+}
+
+// Close ends the stream's write side; the peer reads io.EOF after the data.
+func (st *Stream) Close() error {
+	st.s.mu.Lock()
+	if st.wfin {
+		st.s.mu.Unlock()
+		return nil
+	}
+	st.wfin = true
+	st.s.maybeFreeLocked(st)
+	st.s.mu.Unlock()
+	_, err := st.s.write(st.id, nil, true)
+	return err
+}
+
+// CloseRead discards the stream's unread and future data.
+func (st *Stream) CloseRead() {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.closed = true
+	n := 0
+	for i, b := range st.rbuf {
+		if i == 0 {
+			b = b[st.roff:]
+		}
+		n += len(b)
+	}
+	st.rbuf, st.roff = nil, 0
+	s.windowReadLocked(uint64(n))
+	s.cond.Broadcast()
+}
+
+// OpenStream opens a new stream. The peer learns of it with its first byte.
+func (s *Session) OpenStream() (*Stream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, s.closedErrLocked()
+	}
+	st := &Stream{s: s, id: s.nextStreamID}
+	s.nextStreamID += 2
+	s.streams[st.id] = st
+	return st, nil
+}
+
+// AcceptStream waits for a stream opened by the peer.
+func (s *Session) AcceptStream(ctx context.Context) (*Stream, error) {
+	select {
+	case st := <-s.acceptQ:
+		return st, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.done:
+		select {
+		case st := <-s.acceptQ:
+			return st, nil
+		default:
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return nil, s.closedErrLocked()
+	}
+}
+
+// recordSink receives the records of the in-order connection byte stream;
+// Session.mu is held.
+type recordSink Session
+
+func (rs *recordSink) stream(id uint64) (*Stream, error) {
+	s := (*Session)(rs)
+	if st := s.streams[id]; st != nil {
+		return st, nil
+	}
+	peerInitiated := (id%2 == 0) != s.isClient
+	if !peerInitiated || (s.peerSeen && id <= s.maxPeerStream) {
+		return nil, nil // a stream that is gone: drop its data
+	}
+	if s.peerStreams >= s.cfg.MaxStreams {
+		return nil, fmt.Errorf("%w: peer opened more than %d streams", ErrStreamLimit, s.cfg.MaxStreams)
+	}
+	st := &Stream{s: s, id: id}
+	s.streams[id] = st
+	s.peerStreams++
+	s.peerSeen, s.maxPeerStream = true, id
+	s.acceptQ <- st // capacity MaxStreams ≥ peerStreams
+	return st, nil
+}
+
+func (rs *recordSink) StreamData(id uint64, p []byte) error {
+	st, err := rs.stream(id)
+	if err != nil || st == nil {
+		return err
+	}
+	s := (*Session)(rs)
+	if st.fin || st.reset {
+		return fmt.Errorf("data on stream %d after its end", id)
+	}
+	if st.closed {
+		return nil
+	}
+	st.rbuf = append(st.rbuf, append([]byte(nil), p...))
+	s.rcv.buffered += uint64(len(p))
+	s.cond.Broadcast()
+	return nil
+}
+
+func (rs *recordSink) StreamFin(id uint64) error {
+	st, err := rs.stream(id)
+	if err != nil || st == nil {
+		return err
+	}
+	st.fin = true
+	(*Session)(rs).cond.Broadcast()
+	return nil
+}
+
+func (rs *recordSink) StreamReset(id uint64, _ uint64) error {
+	st, err := rs.stream(id)
+	if err != nil || st == nil {
+		return err
+	}
+	st.reset = true
+	(*Session)(rs).cond.Broadcast()
+	return nil
+}
+
+var _ wire.RecordHandler = (*recordSink)(nil)
+var _ io.ReadWriteCloser = (*Stream)(nil)

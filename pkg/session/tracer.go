@@ -1,0 +1,134 @@
+package session
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go/qlog"
+	"github.com/quic-go/quic-go/qlogwriter"
+)
+
+// tracer collects one path connection's congestion-control signals from
+// quic-go's qlog events. RecordEvent runs on the connection's goroutine, so
+// it only updates fields under its own small mutex and pokes the send loop.
+type tracer struct {
+	mu          sync.Mutex
+	srtt        time.Duration
+	minRTT      time.Duration
+	latestRTT   time.Duration
+	rttVar      time.Duration
+	cwnd        int // bytes
+	inflight    int // bytes
+	ptoCount    uint32
+	packetsSent uint64
+	packetsLost uint64
+	lossRate    float64   // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
+	lastRecv    time.Time // last packet received on the connection
+	sizes       [sizeRing]sentSize
+	wake        chan struct{}
+	fwd         qlogwriter.Recorder // optional qlog file
+}
+
+type sentSize struct {
+	pn   qlog.PacketNumber
+	size int
+}
+
+const (
+	sizeRing   = 4096 // sent 1-RTT packets whose sizes are remembered for loss accounting
+	lossWindow = 256  // packets in the loss-rate EWMA
+)
+
+func (t *tracer) setWake(c chan struct{}) {
+	t.mu.Lock()
+	t.wake = c
+	t.mu.Unlock()
+}
+
+// AddProducer implements qlogwriter.Trace.
+func (t *tracer) AddProducer() qlogwriter.Recorder { return t }
+
+// Close implements qlogwriter.Recorder.
+func (t *tracer) Close() error {
+	if t.fwd != nil {
+		return t.fwd.Close()
+	}
+	return nil
+}
+
+// RecordEvent implements qlogwriter.Recorder.
+func (t *tracer) RecordEvent(e qlogwriter.Event) {
+	if t.fwd != nil {
+		t.fwd.RecordEvent(e)
+	}
+	wake := false
+	t.mu.Lock()
+	switch ev := e.(type) {
+	case qlog.MetricsUpdated:
+		if ev.SmoothedRTT > 0 {
+			t.srtt, t.minRTT, t.latestRTT, t.rttVar = ev.SmoothedRTT, ev.MinRTT, ev.LatestRTT, ev.RTTVariance
+		}
+		if ev.CongestionWindow > 0 {
+			t.cwnd = ev.CongestionWindow
+		}
+		t.inflight = ev.BytesInFlight
+		wake = true
+	case *qlog.MetricsUpdated:
+		if ev.SmoothedRTT > 0 {
+			t.srtt, t.minRTT, t.latestRTT, t.rttVar = ev.SmoothedRTT, ev.MinRTT, ev.LatestRTT, ev.RTTVariance
+		}
+		if ev.CongestionWindow > 0 {
+			t.cwnd = ev.CongestionWindow
+		}
+		t.inflight = ev.BytesInFlight
+		wake = true
+	case qlog.PacketSent:
+		if ev.Header.PacketType == qlog.PacketType1RTT {
+			t.packetsSent++
+			t.lossRate -= t.lossRate / lossWindow
+			t.sizes[int(ev.Header.PacketNumber)%sizeRing] = sentSize{ev.Header.PacketNumber, ev.Raw.Length}
+		}
+	case qlog.PacketLost:
+		if ev.Header.PacketType == qlog.PacketType1RTT {
+			t.packetsLost++
+			t.lossRate += 1.0 / lossWindow
+			if s := t.sizes[int(ev.Header.PacketNumber)%sizeRing]; s.pn == ev.Header.PacketNumber {
+				// Timer-based loss emits no MetricsUpdated: keep in-flight honest.
+				t.inflight = max(0, t.inflight-s.size)
+			}
+			wake = true
+		}
+	case qlog.PacketReceived:
+		t.lastRecv = time.Now()
+	case qlog.PTOCountUpdated:
+		t.ptoCount = ev.PTOCount
+		wake = true
+	}
+	w := t.wake
+	t.mu.Unlock()
+	if wake && w != nil {
+		poke(w)
+	}
+}
+
+// tracerKey carries a path's tracer in the context quic-go hands to
+// Config.Tracer (the dial context, or Transport.ConnContext's on servers).
+type tracerKey struct{}
+
+// tracerFor returns the Config.Tracer callback: it takes the tracer from the
+// context and, if qlogOpen is set, chains a qlog file behind it.
+func tracerFor(qlogOpen func(isClient bool, id qlogwriter.ConnectionID) qlogwriter.Trace) func(context.Context, bool, qlogwriter.ConnectionID) qlogwriter.Trace {
+	return func(ctx context.Context, isClient bool, id qlogwriter.ConnectionID) qlogwriter.Trace {
+		t, _ := ctx.Value(tracerKey{}).(*tracer)
+		if t == nil {
+			return nil
+		}
+		if qlogOpen != nil {
+			if tr := qlogOpen(isClient, id); tr != nil {
+				t.fwd = tr.AddProducer()
+			}
+		}
+		return t
+	}
+}

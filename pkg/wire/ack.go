@@ -1,0 +1,131 @@
+package wire
+
+import (
+	"bytes"
+
+	"github.com/quic-go/quic-go/quicvarint"
+)
+
+// Range is a half-open range [Start, End) of segment sequence numbers.
+type Range struct{ Start, End uint64 }
+
+// Ack acknowledges segments at connection level and carries the receive
+// window, like MPTCP's DATA_ACK.
+type Ack struct {
+	Cum    uint64  // every segment with Seq < Cum was received
+	Limit  uint64  // the sender may send connection bytes with offset < Limit
+	Ranges []Range // segments received above Cum, ascending, disjoint, at most MaxAckRanges
+}
+
+// AppendAck appends an Ack datagram. Ranges are encoded as gaps from the
+// previous end, so they must be ascending and start above Cum.
+func AppendAck(b []byte, a *Ack) []byte {
+	b = append(b, TypeAck)
+	b = quicvarint.Append(b, a.Cum)
+	b = quicvarint.Append(b, a.Limit)
+	n := min(len(a.Ranges), MaxAckRanges)
+	b = quicvarint.Append(b, uint64(n))
+	prev := a.Cum
+	for _, r := range a.Ranges[:n] {
+		b = quicvarint.Append(b, r.Start-prev)
+		b = quicvarint.Append(b, r.End-r.Start)
+		prev = r.End
+	}
+	return b
+}
+
+// ParseAck decodes an Ack datagram (type byte included) into a, reusing
+// a.Ranges' storage.
+func ParseAck(p []byte, a *Ack) error {
+	r := bytes.NewReader(p)
+	t, err := r.ReadByte()
+	if err != nil || t != TypeAck {
+		return malformed("not an ack")
+	}
+	if a.Cum, err = quicvarint.Read(r); err != nil {
+		return readErr(err)
+	}
+	if a.Limit, err = quicvarint.Read(r); err != nil {
+		return readErr(err)
+	}
+	n, err := quicvarint.Read(r)
+	if err != nil {
+		return readErr(err)
+	}
+	if n > MaxAckRanges {
+		return malformed("%d ack ranges, more than %d", n, MaxAckRanges)
+	}
+	a.Ranges = a.Ranges[:0]
+	prev := a.Cum
+	for i := uint64(0); i < n; i++ {
+		gap, err := quicvarint.Read(r)
+		if err != nil {
+			return readErr(err)
+		}
+		l, err := quicvarint.Read(r)
+		if err != nil {
+			return readErr(err)
+		}
+		start := prev + gap
+		end := start + l
+		if start < prev || end <= start || (i == 0 && gap == 0) {
+			return malformed("bad ack range %d", i)
+		}
+		a.Ranges = append(a.Ranges, Range{start, end})
+		prev = end
+	}
+	if r.Len() != 0 {
+		return malformed("%d trailing bytes after ack", r.Len())
+	}
+	return nil
+}
+
+// Report carries what the receiver measured over one interval (the reward
+// features of learning schedulers such as EdAR).
+type Report struct {
+	IntervalMicros uint64    // length of the interval, µs
+	GoodputBytes   uint64    // bytes delivered in order in the interval
+	PathBytes      [8]uint64 // bytes received on each of the first 8 paths (by path ID) in the interval
+	OutOfOrder     uint64    // segments that arrived out of order in the interval
+	ReorderBytes   uint64    // bytes held in the reorder buffer at the end of the interval
+	HoLMicros      uint64    // head-of-line blocked time in the interval, µs
+	DuplicateBytes uint64    // bytes received more than once in the interval
+}
+
+// AppendReport appends a Report datagram.
+func AppendReport(b []byte, r *Report) []byte {
+	b = append(b, TypeReport)
+	b = quicvarint.Append(b, r.IntervalMicros)
+	b = quicvarint.Append(b, r.GoodputBytes)
+	for _, v := range r.PathBytes {
+		b = quicvarint.Append(b, v)
+	}
+	b = quicvarint.Append(b, r.OutOfOrder)
+	b = quicvarint.Append(b, r.ReorderBytes)
+	b = quicvarint.Append(b, r.HoLMicros)
+	return quicvarint.Append(b, r.DuplicateBytes)
+}
+
+// ParseReport decodes a Report datagram (type byte included).
+func ParseReport(p []byte, rep *Report) error {
+	r := bytes.NewReader(p)
+	t, err := r.ReadByte()
+	if err != nil || t != TypeReport {
+		return malformed("not a report")
+	}
+	fields := make([]*uint64, 0, 14)
+	fields = append(fields, &rep.IntervalMicros, &rep.GoodputBytes)
+	for i := range rep.PathBytes {
+		fields = append(fields, &rep.PathBytes[i])
+	}
+	fields = append(fields, &rep.OutOfOrder, &rep.ReorderBytes, &rep.HoLMicros, &rep.DuplicateBytes)
+	for _, f := range fields {
+		if *f, err = quicvarint.Read(r); err != nil {
+			return readErr(err)
+		}
+	}
+	if r.Len() != 0 {
+		return malformed("%d trailing bytes after report", r.Len())
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package wire
+
+import "github.com/quic-go/quic-go/quicvarint"
+
+// AppendRecordHeader appends the header of a record of type t for stream id.
+// For RecData, n is the length of the data that follows; for RecReset, n is
+// the error code; for RecFin, n is ignored.
+func AppendRecordHeader(b []byte, t byte, id uint64, n uint64) []byte {
+	b = append(b, t)
+	b = quicvarint.Append(b, id)
+	if t != RecFin {
+		b = quicvarint.Append(b, n)
+	}
+	return b
+}
+
+// RecordParser splits the connection-level byte stream into records. Feed it
+// bytes in order, in pieces of any size; it calls the handlers as records
+// complete. Stream data is handed over piecewise, as it arrives.
+type RecordParser struct {
+	hdr  [1 + 8 + 8]byte // a partial header
+	nhdr int
+	id   uint64 // stream of the data being read
+	left uint64 // data bytes still to come for the current RecData record
+}
+
+// RecordHandler receives what a RecordParser decodes.
+type RecordHandler interface {
+	StreamData(id uint64, p []byte) error // p is only valid during the call
+	StreamFin(id uint64) error
+	StreamReset(id uint64, code uint64) error
+}
+
+// Feed parses p. An error is a connection error: the peer sent a malformed
+// record or a handler refused one.
+func (rp *RecordParser) Feed(p []byte, h RecordHandler) error {
+	for len(p) > 0 {
+		if rp.left > 0 {
+			n := min(uint64(len(p)), rp.left)
+			if err := h.StreamData(rp.id, p[:n]); err != nil {
+				return err
+			}
+			rp.left -= n
+			p = p[n:]
+			continue
+		}
+		// Accumulate a header byte by byte until it parses.
+		rp.hdr[rp.nhdr] = p[0]
+		rp.nhdr++
+		p = p[1:]
+		done, err := rp.tryHeader(h)
+		if err != nil {
+			return err
+		}
+		if !done && rp.nhdr == len(rp.hdr) {
+			return malformed("record header too long")
+		}
+	}
+	return nil
+}
+
+// tryHeader parses rp.hdr[:rp.nhdr] if it holds a whole header.
+func (rp *RecordParser) tryHeader(h RecordHandler) (bool, error) {
+	b := rp.hdr[:rp.nhdr]
+	t := b[0]
+	if t != RecData && t != RecFin && t != RecReset {
+		return false, malformed("unknown record type %#x", t)
+	}
+	id, l, err := quicvarint.Parse(b[1:])
+	if err != nil {
+		return false, nil // need more bytes
+	}
+	if t == RecFin {
+		if 1+l != len(b) {
+			return false, nil
+		}
+		rp.nhdr = 0
+		return true, h.StreamFin(id)
+	}
+	n, l2, err := quicvarint.Parse(b[1+l:])
+	if err != nil || 1+l+l2 != len(b) {
+		return false, nil
+	}
+	rp.nhdr = 0
+	if t == RecReset {
+		return true, h.StreamReset(id, n)
+	}
+	if n == 0 || n > MaxRecordData {
+		return false, malformed("record data length %d outside [1, %d]", n, MaxRecordData)
+	}
+	rp.id, rp.left = id, n
+	return true, nil
+}

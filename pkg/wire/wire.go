@@ -1,0 +1,210 @@
+// Package wire encodes and decodes the frames of the mpqsched multipath
+// session. Three places carry frames:
+//
+//   - the per-path data stream (one unidirectional QUIC stream per path and
+//     direction): a handshake frame (Hello, Join or Accept) first, then
+//     Segment frames;
+//   - QUIC datagrams on any path: Ack and Report frames;
+//   - the connection-level byte stream that segments slice up: Record frames
+//     that multiplex the session's streams.
+//
+// Every decoder returns an error on malformed input and never panics; the
+// session turns such an error into a connection error.
+package wire
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/quic-go/quic-go/quicvarint"
+)
+
+// Frame types on a path's data stream.
+const (
+	TypeHello   byte = 0x01 // client → server: open a new session on this path
+	TypeJoin    byte = 0x02 // client → server: attach this path to an existing session
+	TypeAccept  byte = 0x03 // server → client: the session ID and the path's ID
+	TypeSegment byte = 0x10 // either way: one connection-level segment
+)
+
+// Frame types carried in QUIC datagrams.
+const (
+	TypeAck    byte = 0x20 // connection-level acknowledgement and window
+	TypeReport byte = 0x21 // receiver measurements for learning schedulers
+)
+
+// Record types in the connection-level byte stream.
+const (
+	RecData  byte = 0x01 // stream data
+	RecFin   byte = 0x02 // end of a stream's data
+	RecReset byte = 0x03 // stream aborted by the sender
+)
+
+// Magic opens every path's data stream: "MPQ" and the protocol version 1.
+var Magic = [4]byte{'M', 'P', 'Q', 1}
+
+// Size limits that the decoders enforce.
+const (
+	SessionIDLen      = 16        // bytes
+	NonceLen          = 16        // bytes
+	MACLen            = 32        // bytes (HMAC-SHA256)
+	MaxSegmentPayload = 16 << 10  // largest segment payload accepted, bytes
+	MaxAckRanges      = 32        // largest number of SACK ranges in one Ack
+	MaxRecordData     = 256 << 10 // largest data length in one record, bytes
+)
+
+// ErrMalformed wraps every decoding error.
+var ErrMalformed = errors.New("wire: malformed frame")
+
+func malformed(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, a...))
+}
+
+// Hello opens a new session.
+type Hello struct{}
+
+// Join attaches a path to session SessionID. MAC authenticates the join with
+// the key both ends derived from the session's first path (see session).
+type Join struct {
+	SessionID [SessionIDLen]byte
+	Nonce     [NonceLen]byte
+	MAC       [MACLen]byte
+}
+
+// Accept answers a Hello or a valid Join.
+type Accept struct {
+	SessionID [SessionIDLen]byte
+	PathID    uint32
+}
+
+// Segment is one slice of the connection-level byte stream.
+type Segment struct {
+	Seq     uint64 // connection-level sequence number
+	Offset  uint64 // offset of Payload[0] in the connection byte stream, bytes
+	Payload []byte // at most MaxSegmentPayload bytes
+}
+
+// AppendHandshake appends the stream magic and a Hello, Join or Accept.
+func AppendHandshake(b []byte, f any) []byte {
+	b = append(b, Magic[:]...)
+	switch f := f.(type) {
+	case Hello:
+		b = append(b, TypeHello)
+	case *Join:
+		b = append(b, TypeJoin)
+		b = append(b, f.SessionID[:]...)
+		b = append(b, f.Nonce[:]...)
+		b = append(b, f.MAC[:]...)
+	case *Accept:
+		b = append(b, TypeAccept)
+		b = append(b, f.SessionID[:]...)
+		b = quicvarint.Append(b, uint64(f.PathID))
+	default:
+		panic(fmt.Sprintf("wire: not a handshake frame: %T", f))
+	}
+	return b
+}
+
+// ReadHandshake reads the stream magic and one handshake frame: Hello, *Join
+// or *Accept.
+func ReadHandshake(r *bufio.Reader) (any, error) {
+	var m [4]byte
+	if _, err := io.ReadFull(r, m[:]); err != nil {
+		return nil, readErr(err)
+	}
+	if m != Magic {
+		return nil, malformed("bad magic %x", m)
+	}
+	t, err := r.ReadByte()
+	if err != nil {
+		return nil, readErr(err)
+	}
+	switch t {
+	case TypeHello:
+		return Hello{}, nil
+	case TypeJoin:
+		j := new(Join)
+		for _, p := range [][]byte{j.SessionID[:], j.Nonce[:], j.MAC[:]} {
+			if _, err := io.ReadFull(r, p); err != nil {
+				return nil, readErr(err)
+			}
+		}
+		return j, nil
+	case TypeAccept:
+		a := new(Accept)
+		if _, err := io.ReadFull(r, a.SessionID[:]); err != nil {
+			return nil, readErr(err)
+		}
+		id, err := quicvarint.Read(r)
+		if err != nil {
+			return nil, readErr(err)
+		}
+		if id > 1<<31 {
+			return nil, malformed("path ID %d too large", id)
+		}
+		a.PathID = uint32(id)
+		return a, nil
+	}
+	return nil, malformed("unknown handshake frame type %#x", t)
+}
+
+// SegmentHeaderLen returns the encoded header size of a segment, bytes.
+func SegmentHeaderLen(seq, offset uint64, n int) int {
+	return 1 + quicvarint.Len(seq) + quicvarint.Len(offset) + quicvarint.Len(uint64(n))
+}
+
+// AppendSegmentHeader appends a Segment frame's header for a payload of n
+// bytes; the payload follows it on the stream.
+func AppendSegmentHeader(b []byte, seq, offset uint64, n int) []byte {
+	b = append(b, TypeSegment)
+	b = quicvarint.Append(b, seq)
+	b = quicvarint.Append(b, offset)
+	return quicvarint.Append(b, uint64(n))
+}
+
+// ReadSegment reads one Segment frame. buf is reused for the payload if it
+// is large enough; the returned Payload aliases it.
+func ReadSegment(r *bufio.Reader, buf []byte) (Segment, error) {
+	t, err := r.ReadByte()
+	if err != nil {
+		return Segment{}, err // io.EOF at a frame boundary is a clean end
+	}
+	if t != TypeSegment {
+		return Segment{}, malformed("unexpected frame type %#x on data stream", t)
+	}
+	var s Segment
+	if s.Seq, err = quicvarint.Read(r); err != nil {
+		return Segment{}, readErr(err)
+	}
+	if s.Offset, err = quicvarint.Read(r); err != nil {
+		return Segment{}, readErr(err)
+	}
+	n, err := quicvarint.Read(r)
+	if err != nil {
+		return Segment{}, readErr(err)
+	}
+	if n == 0 || n > MaxSegmentPayload {
+		return Segment{}, malformed("segment length %d outside [1, %d]", n, MaxSegmentPayload)
+	}
+	if s.Offset+n < s.Offset {
+		return Segment{}, malformed("segment offset overflows")
+	}
+	if cap(buf) < int(n) {
+		buf = make([]byte, n)
+	}
+	s.Payload = buf[:n]
+	if _, err := io.ReadFull(r, s.Payload); err != nil {
+		return Segment{}, readErr(err)
+	}
+	return s, nil
+}
+
+// readErr turns a truncated read into a malformed-frame error.
+func readErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return malformed("truncated frame")
+	}
+	return err
+}
