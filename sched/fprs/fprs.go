@@ -52,7 +52,19 @@
 // range [top + R, top + R + n), where top is the first sequence number not yet
 // sent, reserved or allotted, and R the new reservation; the slow path sends
 // it one segment per decision with SendSeq, and the skipped range is left to
-// P_1's SendNext. This reproduces Fig. 5 exactly (TestFig5Allotment).
+// P_1's SendNext. This reproduces the allotment table of Fig. 5
+// (TestFig5Allotment).
+//
+// Slips in the paper, implemented as intended:
+//   - the arrival time (above, TestArrivalTimeSlip);
+//   - Fig. 4 line 4 prints "Mj=rttj/rttj", which is always 1; the text ("The
+//     path r_j will appear rtt_i/rtt_j times", "reserved on fast paths
+//     according to the ratio of RTTs") means the slow path's RTT over the fast
+//     path's, as in need above;
+//   - the Fig. 5 table restarts one window too low from its 13th slot (it
+//     gives 106–110 to P2 and to P1, and 151–155 to P3 and to P2); the test
+//     checks the periodic continuation of the first 12 slots instead
+//     (TestFig5Periodic).
 //
 // Choices where the paper is open:
 //   - N paths: reservations are made on P_1 only, as in the paper's Sequencing
@@ -151,21 +163,20 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 	if paths[fast].SendingAllowed() {
 		return send(fast)
 	}
-	k := -1
-	for _, i := range s.order[1:m] {
-		if paths[i].SendingAllowed() {
-			k = i
-			break
+	// P_1 is full: the slow paths with room, fastest arrival first, continue
+	// their allotment or get a new one.
+	for _, k := range s.order[1:m] {
+		if !paths[k].SendingAllowed() {
+			continue
+		}
+		if a := s.active(paths[k].ID); a != nil {
+			return s.sendSeq(a, k)
+		}
+		if a := s.allot(conn, &paths[fast], &paths[k]); a != nil {
+			return s.sendSeq(a, k)
 		}
 	}
-	if a := s.active(paths[k].ID); a != nil {
-		return s.sendSeq(a, k)
-	}
-	a := s.allot(conn, &paths[fast], &paths[k])
-	if a == nil {
-		return sched.Decision{Action: sched.Wait}
-	}
-	return s.sendSeq(a, k)
+	return sched.Decision{Action: sched.Wait}
 }
 
 func send(i int) sched.Decision { return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)} }

@@ -336,6 +336,29 @@ func TestFastPathCatchesUp(t *testing.T) {
 	want(s.Decide(&conn, paths), sched.Decision{Action: sched.SendSeq, Paths: sched.Of(1), Seq: 13})
 }
 
+// A slow path that cannot get an allotment (all data is reserved or allotted)
+// does not stop a slower one from finishing its own.
+func TestSlowerPathFinishesAllotment(t *testing.T) {
+	s := New()
+	paths := []sched.PathInfo{
+		schedtest.Path(1, 5*ms, 5, 5),  // P1 sent 1–5
+		schedtest.Path(2, 10*ms, 5, 5), // full for now
+		schedtest.Path(3, 15*ms, 5, 0),
+	}
+	conn := schedtest.Conn(t0, 15) // 6–20 wait
+	conn.NextSeq = 6
+	// P3: reservation 6–15 (two windows of P1), allotment 16–20.
+	if got, want := s.Decide(&conn, paths), (sched.Decision{Action: sched.SendSeq, Paths: sched.Of(2), Seq: 16}); got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	conn.SendBufferBytes -= mss
+	paths[2].BytesInFlight += mss
+	paths[1].BytesInFlight = 0 // P2 has room, but every segment is taken
+	if got, want := s.Decide(&conn, paths), (sched.Decision{Action: sched.SendSeq, Paths: sched.Of(2), Seq: 17}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
 // The ring's running sums match the allotments it holds, also after it
 // wrapped (a fast path that never gets acknowledged keeps NextSeq still while
 // the slow path gets more than ringSize allotments).
