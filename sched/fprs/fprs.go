@@ -33,8 +33,10 @@
 // sequence number, i.e. the reserved range), so lost data is re-sent "as soon
 // as the quickest path becomes available".
 //
-// Sequencing module. If P_1 has no room, the first path k in the order that
-// has room is a slow path. FPRS gives it an allotment of
+// Sequencing module. If P_1 has no room, the paths that have room are slow
+// paths, taken in arrival-time order: the first that still has an unfinished
+// allotment, or can be given one, takes the segment. A slow path k is given
+// an allotment of
 //
 //	n = ⌊space_k / MSS_k⌋ segments
 //
@@ -88,9 +90,11 @@
 //     paths get probed.
 //
 // State: the frontier top and a ring of the last 128 allotments, fixed size;
-// Decide does not allocate. If the ring overflows, the oldest allotment is
-// forgotten, which only makes the reservations and the data bound more
-// conservative. Time is not read: the model is in RTT ratios.
+// Decide does not allocate. The ring overflows only if 128 allotments lie
+// above the lowest unsent segment (a fast path that stopped sending); the
+// oldest is then forgotten, its segments count as reserved for P_1 (so later
+// reservations may come out short) and the data bound shrinks. Time is not
+// read: the model is in RTT ratios.
 package fprs
 
 import (
