@@ -79,7 +79,8 @@ func (c *Conn) enqueue(buf *[]byte, n int, from *net.UDPAddr) bool {
 }
 
 // ReadFrom reads one packet into p (truncating it if p is too short) and
-// returns the number of bytes copied and the sender's address.
+// returns the number of bytes copied and the sender's address. The address is
+// shared by all packets of a link direction: do not modify it.
 func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 	for {
 		c.mu.Lock()

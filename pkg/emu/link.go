@@ -29,7 +29,7 @@ const MinDefaultQueue = 64 << 10
 type LinkConfig struct {
 	RateBps    float64         // bottleneck rate, bits/s; 0 = unlimited
 	Delay      time.Duration   // one-way propagation delay
-	Jitter     time.Duration   // max extra delay per packet, uniform in [0, Jitter]; never reorders packets
+	Jitter     time.Duration   // max extra delay per packet, drawn uniform in [0, Jitter], then raised if needed so packets never reorder
 	QueueBytes int             // drop-tail queue capacity, bytes; 0 = max(MinDefaultQueue, 1.5 × RateBps × 2·Delay / 8)
 	Loss       float64         // Bernoulli loss probability per packet, in [0, 1]
 	GE         *GilbertElliott // optional bursty loss model; replaces Loss (setting both is an error)
@@ -204,10 +204,15 @@ func newDir(n *Network, src, dst netip.AddrPort, cfg LinkConfig, seed, stream ui
 func (d *dir) configure(cfg LinkConfig) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if cfg.Trace != d.cfg.Trace {
+		d.nextOpp = 0
+	}
 	d.cfg = cfg
 	d.queueCap = float64(cfg.queueCap())
-	d.loss.ge, d.loss.bad = cfg.GE, false
-	d.outage, d.nextOpp = 0, 0
+	if cfg.GE != d.loss.ge {
+		d.loss.ge, d.loss.bad = cfg.GE, false
+	}
+	d.outage = 0
 	d.sched.reset(cfg.Schedule, [numFields]float64{cfg.RateBps, float64(cfg.Delay), cfg.Loss, d.queueCap})
 }
 
@@ -279,11 +284,13 @@ func (d *dir) send(p []byte) {
 	var departEnd time.Duration
 	switch {
 	case d.cfg.Trace != nil:
-		k := d.nextOpp
-		if d.cfg.Trace.oppTime(k) < now {
-			k = max(k, d.cfg.Trace.firstAtOrAfter(now))
+		// The first unused opportunity at or after both the arrival and
+		// the previous departure (which may come from an earlier config).
+		tr, k, ready := d.cfg.Trace, d.nextOpp, max(now, d.busyUntil)
+		if tr.oppTime(k) < ready {
+			k = max(k, tr.firstAtOrAfter(ready))
 		}
-		departEnd = d.cfg.Trace.oppTime(k)
+		departEnd = tr.oppTime(k)
 		d.nextOpp = k + 1
 	case v[iRate] > 0:
 		departEnd = max(now, d.busyUntil) + time.Duration(float64(wire*8)/v[iRate]*1e9)

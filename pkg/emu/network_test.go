@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -220,4 +221,20 @@ func TestTopology(t *testing.T) {
 		}
 		topo.Close()
 	})
+}
+
+// Close waits for every link goroutine, in real time too.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	topo, err := NewTopology(1, PathSpec{}, PathSpec{}, PathSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.NumGoroutine() - before; got != 6 {
+		t.Errorf("3 links started %d goroutines, want 6", got)
+	}
+	topo.Close()
+	if got := runtime.NumGoroutine(); got != before {
+		t.Errorf("%d goroutines after Close, want %d", got, before)
+	}
 }
