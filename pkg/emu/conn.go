@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"os"
@@ -14,6 +15,8 @@ const RecvQueueLen = 1024
 
 // maxPayload is the largest UDP payload over IPv4, bytes.
 const maxPayload = 65507
+
+var errTooLong = errors.New("emu: payload larger than 65507 bytes")
 
 // Conn is an emulated UDP endpoint. It implements net.PacketConn; its
 // addresses are *net.UDPAddr. WriteTo never blocks: it hands a copy of the

@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -408,5 +407,3 @@ func putBuf(b *[]byte) {
 		bufPool.Put(b)
 	}
 }
-
-var errTooLong = errors.New("emu: payload larger than 65507 bytes")
