@@ -68,7 +68,7 @@ func ParseAck(p []byte, a *Ack) error {
 		}
 		start := prev + gap
 		end := start + l
-		if start < prev || end <= start || (i == 0 && gap == 0) {
+		if gap == 0 || start < prev || end <= start {
 			return malformed("bad ack range %d", i)
 		}
 		a.Ranges = append(a.Ranges, Range{start, end})

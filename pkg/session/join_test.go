@@ -1,0 +1,256 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/mpqsched/mpqsched/pkg/certs"
+	"github.com/mpqsched/mpqsched/pkg/emu"
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// testbed is a server Listener and a client Session over emulated paths.
+type testbed struct {
+	topo *emu.Topology
+	ln   *Listener
+	cli  *Session
+	srv  *Session
+	pair *certs.Pair
+}
+
+func newTestbed(t *testing.T, npaths int, cfg *Config) *testbed {
+	t.Helper()
+	link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
+	specs := make([]emu.PathSpec, npaths)
+	for i := range specs {
+		specs[i] = emu.PathSpec{Up: link, Down: link}
+	}
+	topo, err := emu.NewTopology(1, specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := certs.SelfSigned("mpqsched.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := Listen(topo.Server, pair.Server, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := Dial(context.Background(), topo.Clients[0], topo.Server.LocalAddr(), pair.Client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ln.Accept(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := &testbed{topo: topo, ln: ln, cli: cli, srv: srv, pair: pair}
+	t.Cleanup(func() {})
+	return tb
+}
+
+func (tb *testbed) close() {
+	tb.cli.CloseWithError(nil)
+	tb.ln.Close()
+	tb.topo.Close()
+}
+
+// "A join must be authenticated so that nobody else can attach a path to the
+// session": a second client that knows the session ID but not the key derived
+// from the first path's TLS exporter is refused, and the session keeps one
+// path.
+func TestForgedJoinRejected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, nil)
+		defer tb.close()
+		pc, _, err := tb.topo.AddPath(emu.PathSpec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An attacker's session object: same session ID, its own (wrong) key.
+		c, _ := (&Config{}).withDefaults()
+		evil, err := newSession(c, true, withALPN(tb.pair.Client))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evil.id = tb.cli.id
+		evil.joinKey = [32]byte{1, 2, 3}
+		_, err = evil.AddPath(context.Background(), pc, tb.topo.Server.LocalAddr(), PathOptions{})
+		if !errors.Is(err, ErrJoinRejected) {
+			t.Fatalf("forged join: err = %v, want ErrJoinRejected", err)
+		}
+		if n := tb.ln.RejectedJoins(); n != 1 {
+			t.Errorf("listener rejected %d joins, want 1", n)
+		}
+		if n := len(tb.srv.Paths()); n != 1 {
+			t.Errorf("server session has %d paths after a forged join, want 1", n)
+		}
+		evil.CloseWithError(nil)
+
+		// The genuine client can still join a path with the right key.
+		pc2, _, err := tb.topo.AddPath(emu.PathSpec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tb.cli.AddPath(context.Background(), pc2, tb.topo.Server.LocalAddr(), PathOptions{}); err != nil {
+			t.Fatalf("genuine join: %v", err)
+		}
+		synctest.Wait()
+		if n := len(tb.srv.Paths()); n != 2 {
+			t.Errorf("server session has %d paths after a genuine join, want 2", n)
+		}
+	})
+}
+
+// The session caps its paths.
+func TestPathLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, &Config{MaxPaths: 2})
+		defer tb.close()
+		for i := 0; i < 2; i++ {
+			pc, _, err := tb.topo.AddPath(emu.PathSpec{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tb.cli.AddPath(context.Background(), pc, tb.topo.Server.LocalAddr(), PathOptions{})
+			if i == 0 && err != nil {
+				t.Fatalf("second path: %v", err)
+			}
+			if i == 1 && !errors.Is(err, ErrTooManyPaths) {
+				t.Fatalf("third path: err = %v, want ErrTooManyPaths", err)
+			}
+		}
+	})
+}
+
+// The peer may open at most MaxStreams streams; one more is a connection
+// error.
+func TestStreamLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, &Config{MaxStreams: 4})
+		defer tb.close()
+		for i := 0; i < 5; i++ {
+			st, err := tb.cli.OpenStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Write([]byte("x"))
+		}
+		select {
+		case <-tb.srv.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("server session survived a fifth stream")
+		}
+		if err := tb.srv.Err(); !errors.Is(err, ErrStreamLimit) {
+			t.Errorf("server error = %v, want ErrStreamLimit", err)
+		}
+	})
+}
+
+// rawPeer dials the listener like a client but speaks raw frames.
+func rawPeer(t *testing.T, tb *testbed) (*quic.Conn, *quic.SendStream) {
+	t.Helper()
+	pc, _, err := tb.topo.AddPath(emu.PathSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &quic.Transport{Conn: pc}
+	t.Cleanup(func() { tr.Close() })
+	conn, err := tr.Dial(context.Background(), tb.topo.Server.LocalAddr(), withALPN(tb.pair.Client), &quic.Config{EnableDatagrams: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := conn.OpenUniStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := out.Write(wire.AppendHandshake(nil, wire.Hello{})); err != nil {
+		t.Fatal(err)
+	}
+	in, err := conn.AcceptUniStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wire.ReadHandshake(bufio.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	return conn, out
+}
+
+// Malformed frames from a peer end the session with a protocol error; they
+// never panic it.
+func TestMalformedPeerFrames(t *testing.T) {
+	cases := []struct {
+		name string
+		send func(conn *quic.Conn, out *quic.SendStream) error
+	}{
+		{"garbage on the data stream", func(_ *quic.Conn, out *quic.SendStream) error {
+			_, err := out.Write([]byte{0x7f, 1, 2, 3})
+			return err
+		}},
+		{"oversized segment", func(_ *quic.Conn, out *quic.SendStream) error {
+			_, err := out.Write(wire.AppendSegmentHeader(nil, 0, 0, wire.MaxSegmentPayload+1))
+			return err
+		}},
+		{"segment beyond the window", func(_ *quic.Conn, out *quic.SendStream) error {
+			b := wire.AppendSegmentHeader(nil, 0, 1<<40, 10)
+			_, err := out.Write(append(b, make([]byte, 10)...))
+			return err
+		}},
+		{"bad record in order", func(_ *quic.Conn, out *quic.SendStream) error {
+			b := wire.AppendSegmentHeader(nil, 0, 0, 3)
+			_, err := out.Write(append(b, 0x09, 0, 0))
+			return err
+		}},
+		{"ack for unsent data", func(conn *quic.Conn, _ *quic.SendStream) error {
+			return conn.SendDatagram(wire.AppendAck(nil, &wire.Ack{Cum: 1000, Limit: 1 << 20}))
+		}},
+		{"truncated ack", func(conn *quic.Conn, _ *quic.SendStream) error {
+			return conn.SendDatagram([]byte{wire.TypeAck, 0x40})
+		}},
+		{"unknown datagram", func(conn *quic.Conn, _ *quic.SendStream) error {
+			return conn.SendDatagram([]byte{0x66})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tb := newTestbed(t, 1, nil)
+				defer tb.close()
+				conn, out := rawPeer(t, tb)
+				srv, err := tb.ln.Accept(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tc.send(conn, out); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-srv.Done():
+				case <-time.After(5 * time.Second):
+					t.Fatal("session survived a malformed frame")
+				}
+				if err := srv.Err(); !errors.Is(err, ErrProtocol) {
+					t.Errorf("session error = %v, want ErrProtocol", err)
+				}
+				// The peer learns why: its connection is closed with the
+				// protocol error code.
+				<-conn.Context().Done()
+				var ae *quic.ApplicationError
+				if err := context.Cause(conn.Context()); !errors.As(err, &ae) || ae.ErrorCode != codeProtocol {
+					t.Errorf("peer saw %v, want application error %d", err, codeProtocol)
+				}
+			})
+		})
+	}
+}
+
+var _ net.Addr = (*net.UDPAddr)(nil)

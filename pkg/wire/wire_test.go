@@ -1,0 +1,182 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+)
+
+func TestHandshakeRoundTrip(t *testing.T) {
+	j := &Join{SessionID: [16]byte{1}, Nonce: [16]byte{2}, MAC: [32]byte{3}}
+	a := &Accept{SessionID: [16]byte{4}, PathID: 300}
+	for _, f := range []any{Hello{}, j, a} {
+		b := AppendHandshake(nil, f)
+		got, err := ReadHandshake(bufio.NewReader(bytes.NewReader(b)))
+		if err != nil {
+			t.Fatalf("%T: %v", f, err)
+		}
+		switch g := got.(type) {
+		case Hello:
+		case *Join:
+			if *g != *j {
+				t.Errorf("join: got %+v, want %+v", g, j)
+			}
+		case *Accept:
+			if *g != *a {
+				t.Errorf("accept: got %+v, want %+v", g, a)
+			}
+		}
+		// Every strict prefix is a malformed (truncated) frame.
+		for n := 0; n < len(b); n++ {
+			if _, err := ReadHandshake(bufio.NewReader(bytes.NewReader(b[:n]))); !errors.Is(err, ErrMalformed) {
+				t.Errorf("%T prefix %d: err = %v, want ErrMalformed", f, n, err)
+			}
+		}
+	}
+}
+
+func TestSegmentRoundTrip(t *testing.T) {
+	payload := []byte("hello, multipath")
+	b := append(AppendSegmentHeader(nil, 1<<40, 77, len(payload)), payload...)
+	if len(b) != SegmentHeaderLen(1<<40, 77, len(payload))+len(payload) {
+		t.Errorf("SegmentHeaderLen disagrees with AppendSegmentHeader")
+	}
+	r := bufio.NewReader(bytes.NewReader(b))
+	s, err := ReadSegment(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Seq != 1<<40 || s.Offset != 77 || string(s.Payload) != string(payload) {
+		t.Errorf("got %+v", s)
+	}
+	if _, err := ReadSegment(r, nil); err != io.EOF {
+		t.Errorf("at a frame boundary: err = %v, want io.EOF", err)
+	}
+	if _, err := ReadSegment(bufio.NewReader(bytes.NewReader(b[:len(b)-1])), nil); !errors.Is(err, ErrMalformed) {
+		t.Errorf("truncated: err = %v, want ErrMalformed", err)
+	}
+}
+
+func TestAckRoundTrip(t *testing.T) {
+	in := &Ack{Cum: 10, Limit: 1 << 22, Ranges: []Range{{12, 15}, {20, 21}}}
+	var out Ack
+	if err := ParseAck(AppendAck(nil, in), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Cum != in.Cum || out.Limit != in.Limit || len(out.Ranges) != 2 || out.Ranges[0] != in.Ranges[0] || out.Ranges[1] != in.Ranges[1] {
+		t.Errorf("got %+v, want %+v", out, in)
+	}
+	// A range touching Cum (gap 0) would be part of the cumulative ack.
+	bad := AppendAck(nil, &Ack{Cum: 10, Ranges: []Range{{10, 12}}})
+	if err := ParseAck(bad, &out); !errors.Is(err, ErrMalformed) {
+		t.Errorf("range at Cum: err = %v, want ErrMalformed", err)
+	}
+}
+
+func TestReportRoundTrip(t *testing.T) {
+	in := &Report{IntervalMicros: 100000, GoodputBytes: 5, PathBytes: [8]uint64{1, 2, 3}, OutOfOrder: 4, ReorderBytes: 6, HoLMicros: 7, DuplicateBytes: 8}
+	var out Report
+	if err := ParseReport(AppendReport(nil, in), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out != *in {
+		t.Errorf("got %+v, want %+v", out, *in)
+	}
+}
+
+type recSink struct {
+	data map[uint64][]byte
+	fin  map[uint64]bool
+}
+
+func (s *recSink) StreamData(id uint64, p []byte) error {
+	s.data[id] = append(s.data[id], p...)
+	return nil
+}
+func (s *recSink) StreamFin(id uint64) error             { s.fin[id] = true; return nil }
+func (s *recSink) StreamReset(id uint64, _ uint64) error { return nil }
+
+// Records split at every possible boundary decode the same.
+func TestRecordParserPiecewise(t *testing.T) {
+	var b []byte
+	b = append(AppendRecordHeader(b, RecData, 4, 5), "hello"...)
+	b = append(AppendRecordHeader(b, RecData, 1<<20, 3), "abc"...)
+	b = AppendRecordHeader(b, RecFin, 4, 0)
+	for split := 0; split <= len(b); split++ {
+		s := &recSink{data: map[uint64][]byte{}, fin: map[uint64]bool{}}
+		var p RecordParser
+		if err := p.Feed(b[:split], s); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Feed(b[split:], s); err != nil {
+			t.Fatal(err)
+		}
+		if string(s.data[4]) != "hello" || string(s.data[1<<20]) != "abc" || !s.fin[4] {
+			t.Fatalf("split %d: got %q %q fin %v", split, s.data[4], s.data[1<<20], s.fin[4])
+		}
+	}
+}
+
+func FuzzReadHandshake(f *testing.F) {
+	f.Add(AppendHandshake(nil, Hello{}))
+	f.Add(AppendHandshake(nil, &Join{}))
+	f.Add(AppendHandshake(nil, &Accept{PathID: 3}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ReadHandshake(bufio.NewReader(bytes.NewReader(b)))
+	})
+}
+
+func FuzzReadSegment(f *testing.F) {
+	f.Add(append(AppendSegmentHeader(nil, 1, 2, 3), 1, 2, 3))
+	f.Add([]byte{TypeSegment, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := bufio.NewReader(bytes.NewReader(b))
+		for {
+			s, err := ReadSegment(r, nil)
+			if err != nil {
+				return
+			}
+			if len(s.Payload) == 0 || len(s.Payload) > MaxSegmentPayload {
+				t.Fatalf("accepted a payload of %d bytes", len(s.Payload))
+			}
+		}
+	})
+}
+
+func FuzzParseAck(f *testing.F) {
+	f.Add(AppendAck(nil, &Ack{Cum: 3, Limit: 9, Ranges: []Range{{5, 7}}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var a Ack
+		if ParseAck(b, &a) != nil {
+			return
+		}
+		prev := a.Cum
+		for _, r := range a.Ranges {
+			if r.Start <= prev || r.End <= r.Start {
+				t.Fatalf("accepted bad ranges %+v after cum %d", a.Ranges, a.Cum)
+			}
+			prev = r.End
+		}
+	})
+}
+
+func FuzzParseReport(f *testing.F) {
+	f.Add(AppendReport(nil, &Report{GoodputBytes: 1}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r Report
+		ParseReport(b, &r)
+	})
+}
+
+func FuzzRecordParser(f *testing.F) {
+	f.Add(append(AppendRecordHeader(nil, RecData, 4, 2), 'h', 'i'))
+	f.Add(AppendRecordHeader(nil, RecFin, 4, 0))
+	f.Add(AppendRecordHeader(nil, RecReset, 4, 9))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := &recSink{data: map[uint64][]byte{}, fin: map[uint64]bool{}}
+		var p RecordParser
+		p.Feed(b, s)
+	})
+}
