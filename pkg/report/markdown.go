@@ -1,0 +1,78 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mpqsched/mpqsched/pkg/scenario"
+)
+
+// Output file names inside a results directory.
+const (
+	SummaryFile  = "summary.csv"
+	MarkdownFile = "results.md"
+)
+
+// Markdown reads dir/results.jsonl and writes dir/summary.csv, the plots in
+// dir/plots (PNG and SVG) and dir/results.md, which holds the summary table
+// and embeds the PNG plots by relative path. It returns the path of
+// results.md.
+func Markdown(dir string) (string, error) {
+	results, err := ReadResults(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return "", err
+	}
+	if len(results) == 0 {
+		return "", fmt.Errorf("report: %s has no results", filepath.Join(dir, ResultsFile))
+	}
+	rows := Summarize(results)
+	var csvBuf bytes.Buffer
+	if err := WriteCSV(&csvBuf, rows); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, SummaryFile), csvBuf.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	figs, err := Plots(dir, results)
+	if err != nil {
+		return "", err
+	}
+
+	var b strings.Builder
+	b.WriteString("# Results\n\n")
+	fmt.Fprintf(&b, "%d runs of %d schedulers on %d scenarios, from `%s`. ", len(results), len(schedulers(results)), len(scenarios(results)), ResultsFile)
+	b.WriteString("Each cell is the mean ± the half-width of the 95% Student-t confidence interval over the successful runs; ")
+	b.WriteString("failed runs (an error, or data that did not verify) are counted but left out. ")
+	b.WriteString("Retransmission rate is retransmitted over sent packets (estimated from bytes sent at ")
+	fmt.Fprintf(&b, "%d B per packet when the run does not report `sent_packets`); ", AssumedSegmentBytes)
+	b.WriteString("redundancy is redundant bytes per application byte. ")
+	b.WriteString("Capacity is the sum of the paths' bottleneck rates (time-averaged if they vary); ")
+	b.WriteString("the FCT lower bound is one handshake RTT plus size over capacity plus one one-way delay, both on the fastest path. ")
+	fmt.Fprintf(&b, "The same numbers are in [%s](%s).\n\n", SummaryFile, SummaryFile)
+	b.WriteString(MarkdownTable(rows))
+
+	cur := ""
+	for _, f := range figs {
+		if f.Scenario != cur {
+			cur = f.Scenario
+			fmt.Fprintf(&b, "\n## %s\n\n", cur)
+			if s, err := scenario.Lookup(cur); err == nil && s.Description != "" {
+				b.WriteString(s.Description + "\n\n")
+			}
+		}
+		fmt.Fprintf(&b, "![%s](%s)\n\n", f.Title, filepath.ToSlash(f.PNG))
+		fmt.Fprintf(&b, "*%s* ([SVG](%s))", f.Title, filepath.ToSlash(f.SVG))
+		if f.Note != "" {
+			b.WriteString(" " + f.Note)
+		}
+		b.WriteString("\n\n")
+	}
+	out := filepath.Join(dir, MarkdownFile)
+	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+		return "", err
+	}
+	return out, nil
+}

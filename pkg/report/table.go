@@ -1,0 +1,94 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// CSVHeader is the header row of WriteCSV. Every metric has a mean, a 95% CI
+// half-width and the number of runs it covers; units are in the names.
+var CSVHeader = []string{
+	"scenario", "scheduler", "runs", "failed",
+	"goodput_bps_mean", "goodput_bps_ci95",
+	"fct_s_mean", "fct_s_ci95",
+	"ooo_segments_mean", "ooo_segments_ci95",
+	"hol_blocked_s_mean", "hol_blocked_s_ci95",
+	"retrans_rate_mean", "retrans_rate_ci95",
+	"redundancy_overhead_mean", "redundancy_overhead_ci95",
+	"capacity_bps", "fct_lower_bound_s",
+}
+
+// WriteCSV writes rows as CSV with CSVHeader. Unknown values (NaN) are empty
+// cells.
+func WriteCSV(w io.Writer, rows []Row) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	num := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	for _, r := range rows {
+		rec := []string{r.Scenario, r.Scheduler, strconv.Itoa(r.Runs), strconv.Itoa(r.Failed)}
+		for _, s := range []struct{ m, ci float64 }{
+			{r.Goodput.Mean, r.Goodput.CI95}, {r.FCT.Mean, r.FCT.CI95}, {r.OOO.Mean, r.OOO.CI95},
+			{r.HoL.Mean, r.HoL.CI95}, {r.Retrans.Mean, r.Retrans.CI95}, {r.Redundancy.Mean, r.Redundancy.CI95},
+		} {
+			rec = append(rec, num(s.m), num(s.ci))
+		}
+		rec = append(rec, num(r.CapacityBps), num(r.FCTLowerBoundSec))
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// pm formats mean ± CI with a scale and unit; "n/a" if there is no mean and
+// no ± part if the CI is unknown (a single run).
+func pm(mean, ci, scale float64, prec int, unit string) string {
+	if math.IsNaN(mean) {
+		return "n/a"
+	}
+	s := strconv.FormatFloat(mean*scale, 'f', prec, 64)
+	if !math.IsNaN(ci) {
+		s += " ± " + strconv.FormatFloat(ci*scale, 'f', prec, 64)
+	}
+	return s + unit
+}
+
+// MarkdownTable renders rows as a Markdown table: mean ± 95% CI of each
+// metric, and the two bound columns.
+func MarkdownTable(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| scenario | scheduler | runs (failed) | goodput (Mbit/s) | FCT (s) | out-of-order segs | HoL blocked (s) | retrans rate (%) | redundancy (%) | capacity (Mbit/s) | FCT lower bound (s) |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		fct := pm(r.FCT.Mean, r.FCT.CI95, 1, 3, "")
+		if r.Timed {
+			fct = "timed run"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d (%d) | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			mdEscape(r.Scenario), mdEscape(r.Scheduler), r.Runs, r.Failed,
+			pm(r.Goodput.Mean, r.Goodput.CI95, 1e-6, 2, ""),
+			fct,
+			pm(r.OOO.Mean, r.OOO.CI95, 1, 0, ""),
+			pm(r.HoL.Mean, r.HoL.CI95, 1, 3, ""),
+			pm(r.Retrans.Mean, r.Retrans.CI95, 100, 2, ""),
+			pm(r.Redundancy.Mean, r.Redundancy.CI95, 100, 1, ""),
+			pm(r.CapacityBps, math.NaN(), 1e-6, 2, ""),
+			pm(r.FCTLowerBoundSec, math.NaN(), 1, 3, ""),
+		)
+	}
+	return b.String()
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
