@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -254,3 +255,24 @@ func TestMalformedPeerFrames(t *testing.T) {
 }
 
 var _ net.Addr = (*net.UDPAddr)(nil)
+
+// A Read with nothing to read returns os.ErrDeadlineExceeded at its deadline.
+func TestStreamReadDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, nil)
+		defer tb.close()
+		st, err := tb.cli.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		st.SetReadDeadline(start.Add(300 * time.Millisecond))
+		_, err = st.Read(make([]byte, 10))
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("err = %v, want os.ErrDeadlineExceeded", err)
+		}
+		if el := time.Since(start); el < 300*time.Millisecond || el > 310*time.Millisecond {
+			t.Errorf("Read returned after %v, want 300 ms", el)
+		}
+	})
+}

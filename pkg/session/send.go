@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"os"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
@@ -207,6 +208,11 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 	if s.npaths == 0 {
 		return
 	}
+	defer func() {
+		if len(sn.pend) < sn.bufCap {
+			s.cond.Broadcast() // writers blocked on a full send buffer
+		}
+	}()
 	s.snapshotLocked()
 	for range maxDecisions {
 		if !sn.hasWork() {
@@ -500,13 +506,17 @@ func (s *Session) reinjectLocked(p *path, now time.Time) {
 
 // write appends application data for stream id to the send buffer, blocking
 // while the buffer is full. fin appends the stream's end.
-func (s *Session) write(id uint64, p []byte, fin bool) (int, error) {
+func (s *Session) write(st *Stream, p []byte, fin bool) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sn := &s.snd
+	id := st.id
 	written := 0
 	for len(p) > 0 {
 		for !s.closed && len(sn.pend) >= sn.bufCap {
+			if !st.wdeadline.IsZero() && !time.Now().Before(st.wdeadline) {
+				return written, os.ErrDeadlineExceeded
+			}
 			s.cond.Wait()
 		}
 		if s.closed {

@@ -21,6 +21,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -342,5 +343,32 @@ func (s *Session) CloseWithError(err error) error {
 	s.closeLocked(err, codeInternal)
 	s.mu.Unlock()
 	s.wg.Wait()
+	return nil
+}
+
+// LocalAddr is the local address of the session's first current path.
+func (s *Session) LocalAddr() net.Addr {
+	if p := s.anyPath(); p != nil {
+		return p.conn.LocalAddr()
+	}
+	return nil
+}
+
+// RemoteAddr is the peer's address on the session's first current path.
+func (s *Session) RemoteAddr() net.Addr {
+	if p := s.anyPath(); p != nil {
+		return p.conn.RemoteAddr()
+	}
+	return nil
+}
+
+func (s *Session) anyPath() *path {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.slots {
+		if p != nil {
+			return p
+		}
+	}
 	return nil
 }

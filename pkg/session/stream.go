@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
@@ -22,6 +24,11 @@ type Stream struct {
 	closed bool // CloseRead was called: data is discarded
 
 	eof bool // Read returned io.EOF
+
+	rdeadline time.Time   // zero: none
+	rtimer    *time.Timer // wakes blocked readers at rdeadline
+	wdeadline time.Time
+	wtimer    *time.Timer
 
 	// write side, guarded by s.mu
 	wfin bool
@@ -46,6 +53,9 @@ func (st *Stream) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(st.rbuf) == 0 && !st.fin && !st.reset && !s.closed {
+		if !st.rdeadline.IsZero() && !time.Now().Before(st.rdeadline) {
+			return 0, os.ErrDeadlineExceeded
+		}
 		s.cond.Wait()
 	}
 	if len(st.rbuf) == 0 {
@@ -75,7 +85,7 @@ func (st *Stream) Read(p []byte) (int, error) {
 }
 
 // Write queues p for sending; it blocks while the session's send buffer is
-// full.
+// full, until the write deadline.
 func (st *Stream) Write(p []byte) (int, error) {
 	st.s.mu.Lock()
 	if st.wfin {
@@ -83,7 +93,51 @@ func (st *Stream) Write(p []byte) (int, error) {
 		return 0, fmt.Errorf("session: write on closed stream %d", st.id)
 	}
 	st.s.mu.Unlock()
-	return st.s.write(st.id, p, false)
+	return st.s.write(st, p, false)
+}
+
+// SetReadDeadline makes blocked and future Reads fail with
+// os.ErrDeadlineExceeded from t on; the zero time clears it.
+func (st *Stream) SetReadDeadline(t time.Time) error {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.rdeadline = t
+	st.rtimer = rearm(st.rtimer, t, s)
+	return nil
+}
+
+// SetWriteDeadline makes Writes blocked on a full send buffer fail with
+// os.ErrDeadlineExceeded from t on; the zero time clears it.
+func (st *Stream) SetWriteDeadline(t time.Time) error {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.wdeadline = t
+	st.wtimer = rearm(st.wtimer, t, s)
+	return nil
+}
+
+// SetDeadline sets both deadlines.
+func (st *Stream) SetDeadline(t time.Time) error {
+	st.SetReadDeadline(t)
+	return st.SetWriteDeadline(t)
+}
+
+// rearm stops timer and, for a non-zero t, returns one that wakes every
+// waiter of the session at t.
+func rearm(timer *time.Timer, t time.Time, s *Session) *time.Timer {
+	if timer != nil {
+		timer.Stop()
+	}
+	if t.IsZero() {
+		return nil
+	}
+	return time.AfterFunc(time.Until(t), func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
 }
 
 // Close ends the stream's write side; the peer reads io.EOF after the data.
@@ -96,7 +150,7 @@ func (st *Stream) Close() error {
 	st.wfin = true
 	st.s.maybeFreeLocked(st)
 	st.s.mu.Unlock()
-	_, err := st.s.write(st.id, nil, true)
+	_, err := st.s.write(st, nil, true)
 	return err
 }
 
