@@ -233,6 +233,7 @@ func TestParseBad(t *testing.T) {
 		{"GE probability", `"loss": 0.01`, `"gilbert_elliott": {"p_good_bad": 1.2, "p_bad_good": 0.5, "loss_good": 0, "loss_bad": 1}`, "paths[1].down.gilbert_elliott.p_good_bad: 1.2 outside [0,1]"},
 		{"inverted range", `"bytes": 1000`, `"bytes": 1000, "ranges": {"paths": [{}, {"loss": {"min": 0.05, "max": 0.01}}]}`, "ranges.paths[1].loss: max 0.01 < min 0.05"},
 		{"range loss", `"bytes": 1000`, `"bytes": 1000, "ranges": {"paths": [{"loss": {"min": 0.05, "max": 1.5}}]}`, "ranges.paths[0].loss.max: 1.5 outside [0,1]"},
+		{"step in handoff", `"loss": 0.01`, `"loss": 0.01, "handoffs": [{"start": "2s", "end": "4s"}], "schedule": [{"at": "3s", "loss": 0.1}]`, "paths[1].down.schedule[0].at: step at 3s (ramp 0s) falls in handoffs[0]"},
 		{"two sweeps", `"bytes": 1000`, `"bytes": 1000, "sweep": {"path": 1, "loss": [0.1], "bytes": [5]}`, "sweep: exactly one of"},
 		{"sweep path", `"bytes": 1000`, `"bytes": 1000, "sweep": {"path": 2, "loss": [0.1]}`, "sweep.path: 2 is not a path index"},
 		{"trailing data", `"duration": "10s"

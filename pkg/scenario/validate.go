@@ -148,6 +148,11 @@ func (c *checker) link(path string, l Link, limit Duration) {
 		if end := st.At + st.Ramp; limit > 0 && end > limit {
 			c.fail(sp+".at", "step ends at %v, beyond the scenario duration %v", end, limit)
 		}
+		for j, w := range l.Handoffs {
+			if st.At < w.End && st.At+st.Ramp >= w.Start {
+				c.fail(sp+".at", "step at %v (ramp %v) falls in handoffs[%d] [%v, %v); a handoff controls the link until it ends", st.At, st.Ramp, j, w.Start, w.End)
+			}
+		}
 		prevEnd, prevAt = st.At+st.Ramp, fmt.Sprintf("schedule[%d]", i)
 	}
 }
