@@ -102,6 +102,12 @@ func TestSummarize(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
+	// The bound is for the bytes the run moved (20 MB), not the library
+	// scenario's 80 MB: wifi-walk-dropout carries 20 MB before its Wi-Fi
+	// fades at 4 s, so 10 ms + 20·2^20·8 bits / 60 Mbit/s + 5 ms.
+	if got, want := rows[2].FCTLowerBoundSec, 0.010+float64(20<<20)*8/60e6+0.005; math.Abs(got-want) > 1e-6 {
+		t.Errorf("%s bound = %v, want %v", rows[2].Scenario, got, want)
+	}
 	if red := rows[1].Redundancy.Mean; red != 1 {
 		t.Errorf("redundant scheduler overhead = %v, want 1", red)
 	}
