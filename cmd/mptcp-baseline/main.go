@@ -335,9 +335,10 @@ func (g *getter) account(res *metrics.Result, theirs, mine []Subflow) {
 		sort.Strings(order)
 	}
 	res.PerPathBytes = make([]uint64, len(order))
+	var tcpRetrans uint64
 	for _, s := range theirs {
 		res.SentBytes += s.BytesSent
-		res.RedundantBytes += s.BytesRetrans
+		tcpRetrans += s.BytesRetrans
 		res.RetransPackets += uint64(s.TotalRetrans)
 		for i, a := range order {
 			if a == s.Remote {
@@ -345,11 +346,16 @@ func (g *getter) account(res *metrics.Result, theirs, mine []Subflow) {
 			}
 		}
 	}
+	// Everything sent beyond one copy of the file: TCP retransmissions on a
+	// subflow plus MPTCP reinjections of data onto another subflow.
+	if res.SentBytes > res.Bytes {
+		res.RedundantBytes = res.SentBytes - res.Bytes
+	}
 	var ooo uint32
 	for _, s := range mine {
 		ooo += s.RcvOOOPack
 	}
-	res.Extra = map[string]float64{"subflow_rcv_ooopack": float64(ooo)}
+	res.Extra = map[string]float64{"subflow_rcv_ooopack": float64(ooo), "tcp_retrans_bytes": float64(tcpRetrans)}
 }
 
 func b2f(b bool) float64 {

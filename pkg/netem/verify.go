@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -161,7 +162,13 @@ func ping(r runner, ns, from, to string, n int) (mean, min, loss float64, err er
 // from txAddr, and returns the received L2 rate in bits/s.
 func probe(tool, rxNS, rxAddr string, port int, txNS, txAddr string, offerBps float64, dur time.Duration) (float64, error) {
 	addr := fmt.Sprintf("%s:%d", rxAddr, port)
-	rx := exec.Command("ip", "netns", "exec", rxNS, tool, "_udprecv", "-addr", addr, "-idle", "500ms", "-max", (dur + 5*time.Second).String())
+	// Both ends run SCHED_FIFO where chrt exists: on a loaded machine a
+	// descheduled sender would leave the link idle and read as a slow link.
+	rt := []string{}
+	if _, err := exec.LookPath("chrt"); err == nil {
+		rt = []string{"chrt", "-f", "30"}
+	}
+	rx := exec.Command("ip", slices.Concat([]string{"netns", "exec", rxNS}, rt, []string{tool, "_udprecv", "-addr", addr, "-idle", "500ms", "-max", (dur + 5*time.Second).String()})...)
 	stdout, err := rx.StdoutPipe()
 	if err != nil {
 		return 0, err
@@ -176,8 +183,8 @@ func probe(tool, rxNS, rxAddr string, port int, txNS, txAddr string, offerBps fl
 	if line, err := br.ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
 		return 0, fmt.Errorf("receiver in %s did not start: %q %v %s", rxNS, line, err, stderr.String())
 	}
-	tx := exec.Command("ip", "netns", "exec", txNS, tool, "_udpsend", "-from", txAddr, "-to", addr,
-		"-rate", strconv.FormatFloat(offerBps, 'f', 0, 64), "-size", "1400", "-for", dur.String())
+	tx := exec.Command("ip", slices.Concat([]string{"netns", "exec", txNS}, rt, []string{tool, "_udpsend", "-from", txAddr, "-to", addr,
+		"-rate", strconv.FormatFloat(offerBps, 'f', 0, 64), "-size", "1400", "-for", dur.String()})...)
 	if b, err := tx.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("sender in %s: %v: %s", txNS, err, b)
 	}
