@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,8 @@ type Run struct {
 	Bytes         int64                  // download size, bytes
 	RecvWindow    int                    // client receive window, bytes (0 = session default)
 	Timeout       time.Duration          // give up after this long (0 = 10 minutes)
+	Timed         time.Duration          // if > 0: a fixed-length run; stop reading after this long and verify the prefix received
+	CapacityBps   float64                // recorded capacity, bits/s (0 = the sum of the paths' initial down rates)
 	SeriesStep    time.Duration          // goodput series step (0 = 100 ms)
 	Hooks         Hooks                  // optional callbacks during the run
 	SessionConfig *session.Config        // optional base config for both ends
@@ -66,8 +69,11 @@ func Transfer(ctx context.Context, r Run) (metrics.Result, *Detail, error) {
 	if r.NewScheduler != nil && res.Scheduler == "" {
 		res.Scheduler = r.NewScheduler().Name()
 	}
-	for _, p := range r.Paths {
-		res.CapacityBps += p.Down.RateBps
+	res.CapacityBps = r.CapacityBps
+	if res.CapacityBps == 0 {
+		for _, p := range r.Paths {
+			res.CapacityBps += p.Down.RateBps
+		}
 	}
 	det, err := transfer(ctx, r, &res)
 	if err != nil {
@@ -129,8 +135,9 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	if r.Hooks.Started != nil {
 		r.Hooks.Started(topo, cli)
 	}
-	n, ok, err := fetch(ctx, cli, r.Bytes, r.Hooks.Progress)
+	n, ok, err := fetch(ctx, cli, r, start)
 	fct := time.Since(start)
+	res.Bytes = uint64(n)
 	det := &Detail{Client: cli.Stats(), Series: cli.Series(), RejectedJoins: ln.RejectedJoins()}
 	cli.Close()
 	sr := <-srvDone
@@ -144,7 +151,7 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	if err != nil {
 		return det, err
 	}
-	if sr.err != nil {
+	if sr.err != nil && r.Timed == 0 {
 		return det, fmt.Errorf("bench: server: %w", sr.err)
 	}
 	if !ok {
@@ -236,9 +243,11 @@ func serve(ctx context.Context, ln *session.Listener, r Run) (res serverResult) 
 	return serverResult{err: st.Close()}
 }
 
-// fetch requests n bytes, reads them and the trailing SHA-256, and reports
-// whether the data matched.
-func fetch(ctx context.Context, s *session.Session, n int64, progress func(int64)) (int64, bool, error) {
+// fetch requests r.Bytes bytes, reads them and the trailing SHA-256, and
+// reports whether the data matched. A timed run stops at r.Timed after start
+// and checks the prefix it received against the payload generated locally.
+func fetch(ctx context.Context, s *session.Session, r Run, start time.Time) (int64, bool, error) {
+	n, progress := r.Bytes, r.Hooks.Progress
 	st, err := s.OpenStream()
 	if err != nil {
 		return 0, false, err
@@ -252,12 +261,20 @@ func fetch(ctx context.Context, s *session.Session, n int64, progress func(int64
 	h := sha256.New()
 	buf := make([]byte, 64<<10)
 	var got int64
+	if r.Timed > 0 {
+		st.SetReadDeadline(start.Add(r.Timed))
+	}
 	for got < n {
 		k, err := st.Read(buf[:min(int64(len(buf)), n-got)])
 		h.Write(buf[:k])
 		got += int64(k)
 		if progress != nil && k > 0 {
 			progress(got)
+		}
+		if r.Timed > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+			want := sha256.New()
+			io.CopyN(want, newPayload(r.Seed), got)
+			return got, [sha256.Size]byte(h.Sum(nil)) == [sha256.Size]byte(want.Sum(nil)), nil
 		}
 		if err != nil {
 			return got, false, fmt.Errorf("bench: read after %d of %d bytes: %w", got, n, err)

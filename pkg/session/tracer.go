@@ -66,23 +66,9 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 	t.mu.Lock()
 	switch ev := e.(type) {
 	case qlog.MetricsUpdated:
-		if ev.SmoothedRTT > 0 {
-			t.srtt, t.minRTT, t.latestRTT, t.rttVar = ev.SmoothedRTT, ev.MinRTT, ev.LatestRTT, ev.RTTVariance
-		}
-		if ev.CongestionWindow > 0 {
-			t.cwnd = ev.CongestionWindow
-		}
-		t.inflight = ev.BytesInFlight
-		wake = true
+		wake = t.metrics(&ev)
 	case *qlog.MetricsUpdated:
-		if ev.SmoothedRTT > 0 {
-			t.srtt, t.minRTT, t.latestRTT, t.rttVar = ev.SmoothedRTT, ev.MinRTT, ev.LatestRTT, ev.RTTVariance
-		}
-		if ev.CongestionWindow > 0 {
-			t.cwnd = ev.CongestionWindow
-		}
-		t.inflight = ev.BytesInFlight
-		wake = true
+		wake = t.metrics(ev)
 	case qlog.PacketSent:
 		if ev.Header.PacketType == qlog.PacketType1RTT {
 			t.packetsSent++
@@ -131,4 +117,19 @@ func tracerFor(qlogOpen func(isClient bool, id qlogwriter.ConnectionID) qlogwrit
 		}
 		return t
 	}
+}
+
+// metrics applies a MetricsUpdated snapshot; t.mu is held. It reports
+// whether the path's window room grew, the only change that can let the
+// scheduler send more (a packet sent only shrinks it).
+func (t *tracer) metrics(ev *qlog.MetricsUpdated) bool {
+	before := t.cwnd - t.inflight
+	if ev.SmoothedRTT > 0 {
+		t.srtt, t.minRTT, t.latestRTT, t.rttVar = ev.SmoothedRTT, ev.MinRTT, ev.LatestRTT, ev.RTTVariance
+	}
+	if ev.CongestionWindow > 0 {
+		t.cwnd = ev.CongestionWindow
+	}
+	t.inflight = ev.BytesInFlight
+	return t.cwnd-t.inflight > before
 }

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/mpqsched/mpqsched/pkg/bench"
+	"github.com/mpqsched/mpqsched/pkg/metrics"
+)
+
+// Virtual time needs testing/synctest, whose bubbles exist only inside a
+// test. mpquic-bench therefore re-executes itself as a child process with
+// childEnv set; the child runs its share of the jobs as one test through
+// testing.Main, each job in its own synctest bubble, and prints one
+// "RESULT <json>" line per finished job. The user never sees a test binary.
+const (
+	childEnv     = "MPQ_BENCH_CHILD" // path of the child's job file
+	resultPrefix = "RESULT "
+)
+
+// runVirtual splits jobs over parallel child processes.
+func runVirtual(jobs []job, parallel int, collect func(job, metrics.Result)) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	parallel = max(1, min(parallel, len(jobs)))
+	shares := make([][]job, parallel)
+	for i, j := range jobs {
+		shares[i%parallel] = append(shares[i%parallel], j)
+	}
+	byIndex := make(map[int]job, len(jobs))
+	for _, j := range jobs {
+		byIndex[j.Index] = j
+	}
+	dir, err := os.MkdirTemp("", "mpquic-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var wg sync.WaitGroup
+	errs := make([]error, parallel)
+	for i, share := range shares {
+		file := fmt.Sprintf("%s/jobs-%d.json", dir, i)
+		b, err := json.Marshal(share)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = runChild(self, file, share, byIndex, collect)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// runChild runs one child and collects its results; jobs the child did not
+// report (it crashed) are recorded as failed runs.
+func runChild(self, file string, share []job, byIndex map[int]job, collect func(job, metrics.Result)) error {
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), childEnv+"="+file)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	seen := map[int]bool{}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, resultPrefix) {
+			continue // testing.Main's own output
+		}
+		var msg struct {
+			Index  int            `json:"index"`
+			Result metrics.Result `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line[len(resultPrefix):]), &msg); err != nil {
+			return fmt.Errorf("child result: %w", err)
+		}
+		seen[msg.Index] = true
+		collect(byIndex[msg.Index], msg.Result)
+	}
+	werr := cmd.Wait()
+	for _, j := range share {
+		if !seen[j.Index] {
+			r := metrics.Result{Scheduler: j.Scheduler, Scenario: j.Scenario.Name, Seed: j.Seed,
+				Error: fmt.Sprintf("virtual-time child ended before this run finished: %v: %s", werr, lastLines(stderr.String(), 5))}
+			collect(j, r)
+		}
+	}
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], " | ")
+}
+
+// childMain runs the jobs in the file named by childEnv, each in a synctest
+// bubble, inside testing.Main.
+func childMain() int {
+	b, err := os.ReadFile(os.Getenv(childEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	var jobs []job
+	if err := json.Unmarshal(b, &jobs); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	os.Args = os.Args[:1] // testing.Main parses only its own flags
+	var mu sync.Mutex
+	emit := func(idx int, r metrics.Result) {
+		b, _ := json.Marshal(struct {
+			Index  int            `json:"index"`
+			Result metrics.Result `json:"result"`
+		}{idx, r})
+		mu.Lock()
+		fmt.Printf("%s%s\n", resultPrefix, b)
+		mu.Unlock()
+	}
+	test := func(t *testing.T) {
+		for _, j := range jobs {
+			var r metrics.Result
+			synctest.Test(t, func(t *testing.T) { r = runJob(j) })
+			emit(j.Index, r)
+		}
+	}
+	testing.Main(func(pat, str string) (bool, error) { return regexp.MatchString(pat, str) },
+		[]testing.InternalTest{{Name: "TestVirtualTimeRuns", F: test}}, nil, nil)
+	return 0 // not reached: testing.Main exits
+}
+
+// runJob runs one job in the current time domain (real or virtual).
+func runJob(j job) metrics.Result {
+	r, err := bench.FromScenario(j.Scenario, j.Scheduler, j.Seed)
+	if err != nil {
+		return metrics.Result{Scheduler: j.Scheduler, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
+	}
+	if err := configureScheduler(&r, j); err != nil {
+		return metrics.Result{Scheduler: j.Scheduler, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
+	}
+	res, _, _ := bench.Transfer(context.Background(), r)
+	return res
+}
