@@ -1,0 +1,39 @@
+# Real-network emulation targets (network namespaces, Mininet, kernel MPTCP).
+# Include from a top-level Makefile, or run alone:
+#   make -f mk/net.mk net-deps | net-bins | netns-test | mininet-demo | netns-clean
+# Everything but net-bins needs root.
+
+NET_BIN      ?= $(CURDIR)/bin
+NET_PYTHON   ?= /usr/bin/python3
+NET_APT_PKGS ?= iproute2 iptables iputils-ping ethtool util-linux kmod mininet bridge-utils iperf3 mptcpd python3
+
+.PHONY: net-deps net-bins netns-test mininet-demo netns-clean
+
+# Installs only what is missing; does nothing when all are present.
+net-deps:
+	@missing=""; for p in $(NET_APT_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "net-deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "net-deps: all present"; fi
+
+net-bins:
+	go build -o $(NET_BIN)/ ./cmd/mpq-delayd ./cmd/mpq-netns ./cmd/mptcp-baseline
+
+# The root CI test: 2-path topology (20 Mbit/s/10 ms, 10 Mbit/s/30 ms, lossless
+# and 0.5% loss), RTT/rate check, 20 MB over kernel MPTCP (reno).
+netns-test: net-deps
+	MPQ_NETNS=1 go test -count=1 -v -timeout 15m ./test/netns/
+
+# Mininet: the two-path topology with a handoff (path 2 down at 4 s, up at
+# 8 s) and LLHD scenario #1 through its router chains, kernel MPTCP payload.
+mininet-demo: net-deps net-bins
+	$(NET_PYTHON) mininet/two_path.py --bin-dir $(NET_BIN) --schedule 4:down:2,8:up:2 --size 41943040
+	$(NET_PYTHON) mininet/llhd.py --scenario-id s1 --bin-dir $(NET_BIN)
+
+# Tears down an mpq-netns topology left behind (prefix mpq and mpqci).
+netns-clean: net-bins
+	$(NET_BIN)/mpq-netns down -prefix mpq
+	$(NET_BIN)/mpq-netns down -prefix mpqci
