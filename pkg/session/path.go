@@ -97,8 +97,10 @@ func (p *path) info(mss uint64) sched.PathInfo {
 	return pi
 }
 
-// writeLoop hands queued segments to the path's QUIC stream, one at a time,
-// so that the scheduler's view of what is queued stays exact.
+// writeLoop hands queued segments to the path's QUIC stream. It takes what
+// is queued (up to maxWriteBatch bytes) in one Write: quic-go's Write returns
+// once little is left in its buffer, so the scheduler's view of what is
+// queued on the path stays close to exact.
 func (s *Session) writeLoop(p *path) {
 	var buf []byte
 	for {
@@ -115,22 +117,30 @@ func (s *Session) writeLoop(p *path) {
 			s.mu.Unlock()
 			return
 		}
-		seg := p.queue[0]
-		p.queue[0] = nil
-		p.queue = p.queue[1:]
-		n := seg.size
-		if seg.acked {
-			// Acknowledged (through another path) while it waited here.
-			p.queuedBytes -= n
-			s.mu.Unlock()
-			continue
+		buf = buf[:0]
+		var n uint64 // payload bytes taken from the queue
+		k := 0
+		for ; k < len(p.queue) && len(buf) < maxWriteBatch; k++ {
+			seg := p.queue[k]
+			p.queue[k] = nil
+			n += seg.size
+			if seg.acked {
+				continue // acknowledged through another path while it waited here
+			}
+			buf = wire.AppendSegmentHeader(buf, seg.seq, seg.off, len(seg.data))
+			buf = append(buf, seg.data...)
 		}
-		buf = wire.AppendSegmentHeader(buf[:0], seg.seq, seg.off, len(seg.data))
-		buf = append(buf, seg.data...)
+		p.queue = p.queue[k:]
+		if len(p.queue) == 0 {
+			p.queue = p.queue[:0:0]
+		}
 		p.writing = true
 		s.mu.Unlock()
 
-		_, err := p.out.Write(buf)
+		var err error
+		if len(buf) > 0 {
+			_, err = p.out.Write(buf)
+		}
 
 		s.mu.Lock()
 		p.writing = false
@@ -143,6 +153,9 @@ func (s *Session) writeLoop(p *path) {
 		}
 	}
 }
+
+// maxWriteBatch bounds one Write of a path's writer, bytes.
+const maxWriteBatch = 32 << 10
 
 // readLoop reads the peer's segments from the path's data stream.
 func (s *Session) readLoop(p *path) {

@@ -29,7 +29,7 @@ type sender struct {
 	segSize uint64
 	bufCap  int
 
-	pend    []byte // encoded records not yet cut into segments
+	pend    byteQueue // encoded records not yet cut into segments
 	pendOff uint64 // connection offset of pend[0]
 	nextSeq uint64 // next sequence number to cut
 
@@ -62,12 +62,12 @@ func (sn *sender) get(seq uint64) *segment {
 }
 
 // drained reports whether every byte written has been acknowledged.
-func (sn *sender) drained() bool { return len(sn.pend) == 0 && len(sn.segs) == 0 }
+func (sn *sender) drained() bool { return sn.pend.Len() == 0 && len(sn.segs) == 0 }
 
 // unsentBytes is the data not yet sent on any path: pend plus cut segments
 // that were skipped by a SendSeq reservation.
 func (sn *sender) unsentBytes() uint64 {
-	n := uint64(len(sn.pend))
+	n := uint64(sn.pend.Len())
 	for q := sn.lowestUnsent; q < sn.nextSeq; q++ {
 		if g := sn.get(q); g != nil && !g.sent {
 			n += g.size
@@ -78,16 +78,12 @@ func (sn *sender) unsentBytes() uint64 {
 
 // cut makes the next segment from pend, if the peer's window allows.
 func (sn *sender) cut() *segment {
-	if len(sn.pend) == 0 || sn.pendOff >= sn.peerLimit {
+	if sn.pend.Len() == 0 || sn.pendOff >= sn.peerLimit {
 		return nil
 	}
-	n := min(uint64(len(sn.pend)), sn.segSize, sn.peerLimit-sn.pendOff)
+	n := min(uint64(sn.pend.Len()), sn.segSize, sn.peerLimit-sn.pendOff)
 	g := &segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: make([]byte, n)}
-	copy(g.data, sn.pend)
-	sn.pend = sn.pend[n:]
-	if len(sn.pend) == 0 {
-		sn.pend = sn.pend[:0:0]
-	}
+	sn.pend.Read(g.data)
 	sn.pendOff += n
 	sn.nextSeq++
 	sn.segs = append(sn.segs, g)
@@ -187,7 +183,7 @@ func (s *Session) connInfoLocked(now time.Time) sched.ConnInfo {
 
 // hasWork reports whether there is anything to send.
 func (sn *sender) hasWork() bool {
-	if len(sn.retrans) > 0 || (len(sn.pend) > 0 && sn.pendOff < sn.peerLimit) {
+	if len(sn.retrans) > 0 || (sn.pend.Len() > 0 && sn.pendOff < sn.peerLimit) {
 		return true
 	}
 	for q := sn.lowestUnsent; q < sn.nextSeq; q++ {
@@ -209,7 +205,7 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 		return
 	}
 	defer func() {
-		if len(sn.pend) < sn.bufCap {
+		if sn.pend.Len() < sn.bufCap {
 			s.cond.Broadcast() // writers blocked on a full send buffer
 		}
 	}()
@@ -313,7 +309,7 @@ func (s *Session) reserve(seq uint64) *segment {
 		return sn.get(seq)
 	}
 	need := (seq - sn.nextSeq + 1) * sn.segSize
-	if uint64(len(sn.pend)) < need || sn.pendOff+need > sn.peerLimit {
+	if uint64(sn.pend.Len()) < need || sn.pendOff+need > sn.peerLimit {
 		return nil
 	}
 	var g *segment
@@ -513,7 +509,7 @@ func (s *Session) write(st *Stream, p []byte, fin bool) (int, error) {
 	id := st.id
 	written := 0
 	for len(p) > 0 {
-		for !s.closed && len(sn.pend) >= sn.bufCap {
+		for !s.closed && sn.pend.Len() >= sn.bufCap {
 			if !st.wdeadline.IsZero() && !time.Now().Before(st.wdeadline) {
 				return written, os.ErrDeadlineExceeded
 			}
@@ -522,9 +518,10 @@ func (s *Session) write(st *Stream, p []byte, fin bool) (int, error) {
 		if s.closed {
 			return written, s.closedErrLocked()
 		}
-		n := min(len(p), sn.bufCap-len(sn.pend)+int(s.snd.segSize), wire.MaxRecordData)
-		sn.pend = wire.AppendRecordHeader(sn.pend, wire.RecData, id, uint64(n))
-		sn.pend = append(sn.pend, p[:n]...)
+		n := min(len(p), sn.bufCap-sn.pend.Len()+int(s.snd.segSize), wire.MaxRecordData)
+		var hdr [24]byte
+		sn.pend.Append(wire.AppendRecordHeader(hdr[:0], wire.RecData, id, uint64(n)))
+		sn.pend.Append(p[:n])
 		p = p[n:]
 		written += n
 		poke(s.wake)
@@ -533,7 +530,8 @@ func (s *Session) write(st *Stream, p []byte, fin bool) (int, error) {
 		if s.closed {
 			return written, s.closedErrLocked()
 		}
-		sn.pend = wire.AppendRecordHeader(sn.pend, wire.RecFin, id, 0)
+		var hdr [24]byte
+		sn.pend.Append(wire.AppendRecordHeader(hdr[:0], wire.RecFin, id, 0))
 		poke(s.wake)
 	}
 	return written, nil

@@ -87,7 +87,7 @@ func (s *Session) Stats() Stats {
 		ReinjectedSegs:    s.stats.reinjected,
 		PathFailures:      s.stats.pathFailures,
 		UnackedSegments:   uint64(len(s.snd.segs)),
-		SendBufferedBytes: uint64(len(s.snd.pend)),
+		SendBufferedBytes: uint64(s.snd.pend.Len()),
 		DeliveredBytes:    r.delivered,
 		ReceivedBytes:     s.stats.recvBytes,
 		DuplicateBytes:    s.stats.dupBytes,

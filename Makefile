@@ -1,0 +1,53 @@
+# mpqsched — the two commands a newcomer needs:
+#   make bench   the main job: every scheduler on the built-in emulator (no root), with a report
+#   make test    every test (fetches what the tests need first)
+SHELL := /bin/bash
+GO    ?= go
+BIN   := bin
+export GOFLAGS ?= -buildvcs=false
+
+# Optional pieces (onnxruntime, training, network namespaces) add their own
+# targets, and their own prerequisites of `test` through TEST_DEPS.
+TEST_DEPS :=
+-include mk/*.mk
+
+.PHONY: all build bench test test-short vet fuzz bench-go clean help
+all: build
+
+help:
+	@sed -n 's/^#   //p' Makefile
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# The main job: the default comparison (every registered scheduler on the
+# hetero-2path scenario, 3 seeds, virtual time), leaving results/default/results.md.
+BENCH_FLAGS ?=
+bench: build $(BENCH_DEPS)
+	$(BIN)/mpquic-bench run -scenarios hetero-2path -seeds 3 -out results/default $(BENCH_FLAGS)
+
+vet:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# Every test, end-to-end transfers included (they run in virtual time).
+test: $(TEST_DEPS) vet
+	$(GO) test -count=1 -timeout 30m ./...
+
+test-short: vet
+	$(GO) test -count=1 -short ./...
+
+# A short run of every fuzz target (make fuzz FUZZTIME=5m for longer).
+FUZZTIME ?= 15s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test $$pkg -run XXX -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	  done; done
+
+# Go benchmarks (decision cost, loopback throughput, emulator cost).
+bench-go:
+	$(GO) test -run XXX -bench . -benchmem ./sched/... ./pkg/session/ ./pkg/emu/
+
+clean:
+	rm -rf $(BIN) results/default

@@ -1,0 +1,55 @@
+package session
+
+// byteQueue is a FIFO of bytes kept in chunks, so that appending at the back
+// and consuming at the front never copy what is already queued.
+type byteQueue struct {
+	chunks [][]byte
+	head   int // bytes of chunks[0] already consumed
+	n      int // bytes queued
+}
+
+// chunkSize is the capacity of a new chunk, bytes.
+const chunkSize = 64 << 10
+
+// Len is the number of bytes queued.
+func (q *byteQueue) Len() int { return q.n }
+
+// Append copies b to the back of the queue.
+func (q *byteQueue) Append(b []byte) {
+	q.n += len(b)
+	if k := len(q.chunks); k > 0 {
+		last := q.chunks[k-1]
+		if room := cap(last) - len(last); room > 0 {
+			m := min(room, len(b))
+			q.chunks[k-1] = append(last, b[:m]...)
+			b = b[m:]
+		}
+	}
+	if len(b) > 0 {
+		c := make([]byte, 0, max(chunkSize, len(b)))
+		q.chunks = append(q.chunks, append(c, b...))
+	}
+}
+
+// Read moves up to len(p) bytes from the front of the queue into p.
+func (q *byteQueue) Read(p []byte) int {
+	n := 0
+	for n < len(p) && len(q.chunks) > 0 {
+		c := q.chunks[0][q.head:]
+		k := copy(p[n:], c)
+		n += k
+		q.head += k
+		if q.head == len(q.chunks[0]) && (len(q.chunks) > 1 || q.head == cap(q.chunks[0])) {
+			q.chunks[0] = nil
+			q.chunks = q.chunks[1:]
+			q.head = 0
+		} else if q.head == len(q.chunks[0]) {
+			break // the last chunk, partly filled: keep it for appends
+		}
+	}
+	q.n -= n
+	if q.n == 0 && len(q.chunks) == 1 {
+		q.chunks[0], q.head = q.chunks[0][:0], 0 // reuse the chunk from its start
+	}
+	return n
+}

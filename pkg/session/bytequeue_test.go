@@ -1,0 +1,37 @@
+package session
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// The queue returns exactly the bytes appended, in order, whatever the sizes
+// of the appends and reads.
+func TestByteQueue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var q byteQueue
+	var in, out []byte
+	for i := 0; i < 2000; i++ {
+		if rng.IntN(2) == 0 {
+			b := make([]byte, rng.IntN(3*chunkSize/2))
+			for j := range b {
+				b[j] = byte(rng.Uint32())
+			}
+			q.Append(b)
+			in = append(in, b...)
+		} else {
+			p := make([]byte, rng.IntN(5000))
+			n := q.Read(p)
+			out = append(out, p[:n]...)
+		}
+		if q.Len() != len(in)-len(out) {
+			t.Fatalf("step %d: Len %d, want %d", i, q.Len(), len(in)-len(out))
+		}
+	}
+	rest := make([]byte, q.Len())
+	out = append(out, rest[:q.Read(rest)]...)
+	if !bytes.Equal(in, out) {
+		t.Fatal("bytes differ")
+	}
+}

@@ -1,0 +1,134 @@
+package session_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/mpqsched/mpqsched/pkg/certs"
+	"github.com/mpqsched/mpqsched/pkg/session"
+)
+
+// loopbackBytes is what one loopback transfer moves.
+const loopbackBytes = 64 << 20
+
+func udp(b *testing.B) *net.UDPConn {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// multipathLoopback moves n bytes server→client over a 2-path session on
+// real loopback UDP sockets (no shaping) and returns the time it took.
+func multipathLoopback(b *testing.B, pair *certs.Pair, n int64) time.Duration {
+	ctx := context.Background()
+	ln, err := session.Listen(udp(b), pair.Server, loopCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		s, err := ln.Accept(ctx)
+		if err != nil {
+			return
+		}
+		st, err := s.AcceptStream(ctx)
+		if err != nil {
+			return
+		}
+		io.CopyN(io.Discard, st, 1)
+		io.CopyN(st, zeros{}, n)
+		st.Close()
+		s.Close()
+	}()
+	start := time.Now()
+	cli, err := session.Dial(ctx, udp(b), ln.Addr(), pair.Client, loopCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cli.Close()
+	if _, err := cli.AddPath(ctx, udp(b), ln.Addr(), session.PathOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := cli.OpenStream()
+	st.Write([]byte{1})
+	if got, err := io.Copy(io.Discard, st); err != nil || got != n {
+		b.Fatalf("multipath: %d bytes, %v", got, err)
+	}
+	return time.Since(start)
+}
+
+// quicLoopback moves n bytes server→client over one plain quic-go
+// connection and stream, the same way.
+func quicLoopback(b *testing.B, pair *certs.Pair, n int64) time.Duration {
+	ctx := context.Background()
+	srvTLS, cliTLS := pair.Server.Clone(), pair.Client.Clone()
+	srvTLS.NextProtos, cliTLS.NextProtos = []string{"bench"}, []string{"bench"}
+	str := &quic.Transport{Conn: udp(b)}
+	defer str.Close()
+	ln, err := str.Listen(srvTLS, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		c, err := ln.Accept(ctx)
+		if err != nil {
+			return
+		}
+		st, err := c.AcceptStream(ctx)
+		if err != nil {
+			return
+		}
+		io.CopyN(io.Discard, st, 1)
+		io.CopyN(st, zeros{}, n)
+		st.Close()
+		<-c.Context().Done()
+	}()
+	start := time.Now()
+	ctr := &quic.Transport{Conn: udp(b)}
+	defer ctr.Close()
+	c, err := ctr.Dial(ctx, ln.Addr(), cliTLS, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.CloseWithError(0, "")
+	st, _ := c.OpenStream()
+	st.Write([]byte{1})
+	if got, err := io.Copy(io.Discard, st); err != nil || got != n {
+		b.Fatalf("quic-go: %d bytes, %v", got, err)
+	}
+	return time.Since(start)
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// BenchmarkLoopback compares a 2-path session with one plain quic-go
+// connection on loopback, alternating them in the same run; the mp/quic
+// metric is the ratio of their throughputs (target ≥ 0.8).
+func BenchmarkLoopback(b *testing.B) {
+	pair, err := certs.SelfSigned("loopback.test")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mp, q time.Duration
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		mp += multipathLoopback(b, pair, loopbackBytes)
+		q += quicLoopback(b, pair, loopbackBytes)
+	}
+	mbps := func(d time.Duration) float64 { return float64(b.N) * loopbackBytes * 8 / d.Seconds() / 1e6 }
+	b.ReportMetric(mbps(mp), "mp-Mbit/s")
+	b.ReportMetric(mbps(q), "quic-Mbit/s")
+	b.ReportMetric(mbps(mp)/mbps(q), "mp/quic")
+}
+
+// loopCfg is the sessions' configuration: the defaults.
+var loopCfg *session.Config
