@@ -30,8 +30,8 @@ type sender struct {
 	bufCap  int
 
 	pend    byteQueue // encoded records not yet cut into segments
-	pendOff uint64 // connection offset of pend[0]
-	nextSeq uint64 // next sequence number to cut
+	pendOff uint64    // connection offset of pend[0]
+	nextSeq uint64    // next sequence number to cut
 
 	segs         []*segment // segments base, base+1, …, nextSeq−1
 	base         uint64
