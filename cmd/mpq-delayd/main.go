@@ -15,6 +15,7 @@ package main
 
 import (
 	"container/heap"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -65,15 +66,18 @@ func main() {
 		for {
 			pkts, err = c.Recv(pkts[:0], buf)
 			if err != nil {
-				if len(pkts) == 0 {
-					log.Printf("recv: %v", err)
-					if err == syscall.EBADF {
-						return
-					}
-					continue
+				if errors.Is(err, os.ErrClosed) {
+					return
 				}
+				// A kernel error for an earlier verdict (e.g. an unknown
+				// id) does not stop the queue.
+				log.Printf("recv: %v", err)
 			}
-			d.add(pkts, time.Now())
+			if len(pkts) > 0 {
+				d.add(pkts, time.Now())
+			} else if err != nil {
+				time.Sleep(time.Millisecond) // do not spin on a persistent error
+			}
 		}
 	}()
 	if *stats > 0 {

@@ -195,8 +195,9 @@ func main() {
 		addr := fs.String("addr", "", "listen host:port")
 		idle := fs.Duration("idle", 500*time.Millisecond, "stop after this long without a datagram")
 		max := fs.Duration("max", 10*time.Second, "stop after this long in total")
+		skip := fs.Duration("skip", 500*time.Millisecond, "measure from this long after the first datagram")
 		_ = fs.Parse(args)
-		res, err := netem.UDPRecv(*addr, *idle, *max, os.Stdout)
+		res, err := netem.UDPRecv(*addr, *idle, *max, *skip, os.Stdout)
 		if err != nil {
 			fail(err)
 		}

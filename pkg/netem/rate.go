@@ -19,8 +19,8 @@ type RateResult struct {
 	Packets   uint64  `json:"packets"`    // datagrams received
 	Bytes     uint64  `json:"bytes"`      // UDP payload bytes received
 	Lost      uint64  `json:"lost"`       // datagrams sent but not received (sequence gaps), including bottleneck drops
-	Seconds   float64 `json:"seconds"`    // first to last datagram, s
-	WireBps   float64 `json:"wire_bps"`   // L2 rate between the first and last datagram, bits/s
+	Seconds   float64 `json:"seconds"`    // measurement window: the datagram at the skip mark to the last, s
+	WireBps   float64 `json:"wire_bps"`   // L2 rate over the measurement window, bits/s
 	PayloadSz int     `json:"payload_sz"` // UDP payload per datagram, bytes
 }
 
@@ -68,8 +68,10 @@ func UDPSend(local, dst string, rateBps float64, size int, dur time.Duration) er
 
 // UDPRecv listens on addr, writes one line "ready\n" to ready once bound,
 // then counts datagrams until idle has passed without one (after the first)
-// or max has passed in total.
-func UDPRecv(addr string, idle, max time.Duration, ready io.Writer) (RateResult, error) {
+// or max has passed in total. The rate is measured from the first datagram
+// that arrives skip after the first one, so that the bottleneck's initial
+// burst allowance does not inflate it.
+func UDPRecv(addr string, idle, max, skip time.Duration, ready io.Writer) (RateResult, error) {
 	la, err := net.ResolveUDPAddr("udp4", addr)
 	if err != nil {
 		return RateResult{}, err
@@ -86,8 +88,8 @@ func UDPRecv(addr string, idle, max time.Duration, ready io.Writer) (RateResult,
 	var res RateResult
 	buf := make([]byte, 65536)
 	end := time.Now().Add(max)
-	var first, last time.Time
-	var firstBytes int
+	var first, last, mark time.Time
+	var markBytes, markPkts uint64
 	var maxSeq uint64
 	for {
 		dl := end
@@ -101,11 +103,14 @@ func UDPRecv(addr string, idle, max time.Duration, ready io.Writer) (RateResult,
 		}
 		now := time.Now()
 		if first.IsZero() {
-			first, firstBytes = now, n
+			first = now
 		}
 		last = now
 		res.Packets++
 		res.Bytes += uint64(n)
+		if mark.IsZero() && now.Sub(first) >= skip {
+			mark, markBytes, markPkts = now, res.Bytes, res.Packets
+		}
 		res.PayloadSz = n
 		if n >= 8 {
 			if s := binary.BigEndian.Uint64(buf); s+1 > maxSeq {
@@ -113,13 +118,13 @@ func UDPRecv(addr string, idle, max time.Duration, ready io.Writer) (RateResult,
 			}
 		}
 	}
-	if res.Packets < 2 {
-		return res, fmt.Errorf("netem: UDPRecv on %s: %d datagrams received", addr, res.Packets)
+	if mark.IsZero() || res.Packets-markPkts < 2 {
+		return res, fmt.Errorf("netem: UDPRecv on %s: %d datagrams received, too few after the first %v", addr, res.Packets, skip)
 	}
 	res.Lost = maxSeq - res.Packets
-	res.Seconds = last.Sub(first).Seconds()
-	// The first datagram marks the start; count what arrived after it.
-	wire := float64(res.Bytes-uint64(firstBytes)) + float64(res.Packets-1)*UDPWireOverhead
+	res.Seconds = last.Sub(mark).Seconds()
+	// The datagram at the mark starts the clock; count what arrived after it.
+	wire := float64(res.Bytes-markBytes) + float64(res.Packets-markPkts)*UDPWireOverhead
 	res.WireBps = wire * 8 / res.Seconds
 	return res, nil
 }

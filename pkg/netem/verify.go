@@ -22,7 +22,7 @@ type VerifyOptions struct {
 	RTTAbsTol  time.Duration // allowed |measured − wanted| mean RTT, absolute part [1.5 ms]
 	RTTRelTol  float64       // allowed RTT error, fraction of the wanted RTT; the larger of the two applies [0.05]
 	RateRelTol float64       // allowed rate error, fraction of the wanted rate [0.05]
-	RateDur    time.Duration // duration of each UDP rate probe [2 s]
+	RateDur    time.Duration // duration of each UDP rate probe; the first quarter is not measured [2 s]
 	Offer      float64       // probe send rate as a multiple of the wanted rate [1.3]
 }
 
@@ -168,7 +168,7 @@ func probe(tool, rxNS, rxAddr string, port int, txNS, txAddr string, offerBps fl
 	if _, err := exec.LookPath("chrt"); err == nil {
 		rt = []string{"chrt", "-f", "30"}
 	}
-	rx := exec.Command("ip", slices.Concat([]string{"netns", "exec", rxNS}, rt, []string{tool, "_udprecv", "-addr", addr, "-idle", "500ms", "-max", (dur + 5*time.Second).String()})...)
+	rx := exec.Command("ip", slices.Concat([]string{"netns", "exec", rxNS}, rt, []string{tool, "_udprecv", "-addr", addr, "-idle", "500ms", "-max", (dur + 5*time.Second).String(), "-skip", (dur / 4).String()})...)
 	stdout, err := rx.StdoutPipe()
 	if err != nil {
 		return 0, err
