@@ -217,13 +217,11 @@ func (n *Net) Q(s *edar.State, q *[2]float32) error {
 			for t := 0; t < T; t++ {
 				x := s.Sub[i][t][f]
 				var g [4 * H1]float32
-				for k := 0; k < 4*H1; k++ {
-					acc := b[k] + w[k]*x
-					row := r[k*H1 : k*H1+H1]
-					for j, hv := range h {
-						acc += row[j] * hv
-					}
-					g[k] = acc
+				for k := range g {
+					row := (*[H1]float32)(r[k*H1:])
+					g[k] = b[k] + w[k]*x +
+						(row[0]*h[0] + row[1]*h[1] + row[2]*h[2] + row[3]*h[3] + row[4]*h[4]) +
+						(row[5]*h[5] + row[6]*h[6] + row[7]*h[7] + row[8]*h[8] + row[9]*h[9])
 				}
 				for u := 0; u < H1; u++ {
 					ig, og, fg, cg := sigmoid(g[u]), sigmoid(g[H1+u]), sigmoid(g[2*H1+u]), tanh(g[3*H1+u])
