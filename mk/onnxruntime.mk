@@ -10,3 +10,7 @@ onnxruntime: $(ONNXRUNTIME_LIB)
 
 $(ONNXRUNTIME_LIB):
 	scripts/fetch-onnxruntime.sh $(dir $@)
+
+# `make test` fetches the library first, so pkg/model/ort's parity test runs
+# instead of skipping.
+TEST_DEPS += onnxruntime

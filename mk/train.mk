@@ -1,6 +1,7 @@
 # EdAR offline training (training/edar, Python: JAX + optax on CPU).
 #
 #   make train                      train on $(EDAR_TRANSITIONS) → $(EDAR_MODEL)
+#   make train-test                 the trainer's unit tests (reader, export parity)
 #   make train-synthetic            prove the pipeline end to end on SYNTHETIC
 #                                   transitions (Go writes → Python trains →
 #                                   ONNX → Go loads it in gonet and ort, parity)
@@ -21,7 +22,7 @@ $(EDAR_VENV)/.installed: training/edar/requirements.txt
 	$(EDAR_PY) -m pip install -q -r training/edar/requirements.txt
 	touch $@
 
-.PHONY: train train-venv train-synthetic
+.PHONY: train train-venv train-synthetic train-test
 train-venv: $(EDAR_VENV)/.installed
 
 train: train-venv
@@ -31,6 +32,9 @@ train: train-venv
 	  echo "  'make train-synthetic' to prove the pipeline on synthetic data."; exit 1; }
 	cd training/edar && ../../$(EDAR_PY) train.py --transitions $(abspath $(EDAR_TRANSITIONS)) \
 	  --out $(abspath $(EDAR_MODEL)) --steps $(EDAR_STEPS) $(EDAR_TRAIN_ARGS)
+
+train-test: train-venv
+	cd training/edar && ../../$(EDAR_PY) -m unittest -v test_edar
 
 train-synthetic: train-venv onnxruntime
 	rm -rf $(EDAR_SYNTH_DIR)

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# EdAR-o trainer loop (§V.C): retrain from the live model whenever the replay
+# spool changes, and replace the model atomically for the Go edar.Watcher.
+#
+#   training/edar/online.sh REPLAY.edar MODEL.onnx [STEPS] [POLL_SECONDS]
+set -euo pipefail
+replay="$1" model="$2" steps="${3:-500}" poll="${4:-5}"
+here="$(cd "$(dirname "$0")" && pwd)"
+py="${EDAR_PY:-$here/../../.venv-train/bin/python}"
+last=""
+while true; do
+	if [ -f "$replay" ]; then
+		stamp="$(stat -c '%Y %s' "$replay")"
+		if [ "$stamp" != "$last" ]; then
+			last="$stamp"
+			init=()
+			[ -f "$model" ] && init=(--init "$model")
+			(cd "$here" && "$py" train.py --transitions "$replay" --out "$model" --steps "$steps" "${init[@]}") ||
+				echo "online.sh: training failed; keeping the current model" >&2
+		fi
+	fi
+	sleep "$poll"
+done

@@ -1,0 +1,65 @@
+"""Unit tests of the trainer's reader, model and export:
+  ../../.venv-train/bin/python -m unittest -v test_edar   (or make train-test)"""
+
+import os
+import struct
+import tempfile
+import unittest
+
+import jax
+import numpy as np
+
+import edar_data
+import edar_export
+import edar_model as m
+
+
+def write_file(path, slots, recs):
+    dt = edar_data.record_dtype(slots)
+    hdr = b"EDARTR" + struct.pack("<HHHHHI", 1, slots, 6, 6, 3, dt.itemsize) + bytes(12)
+    with open(path, "wb") as f:
+        f.write(hdr + recs.astype(dt).tobytes())
+
+
+class TestEdar(unittest.TestCase):
+    def test_record_size_matches_go(self):
+        # sched/edar.RecordSize: 8 + 2*4*(3 + slots*6*6)
+        for p in range(1, 9):
+            self.assertEqual(edar_data.record_dtype(p).itemsize, 8 + 8 * (3 + p * 36))
+
+    def test_reader_pads_and_rejects(self):
+        d = tempfile.mkdtemp()
+        rec = np.zeros(3, edar_data.record_dtype(2))
+        rec["n"], rec["n2"], rec["a"], rec["r"] = 2, 1, [0, 1, 0], [0.5, -1, 2]
+        rec["s"]["sub"][:, 1, 5, 0] = 7
+        write_file(os.path.join(d, "a.edar"), 2, rec)
+        rec1 = np.zeros(1, edar_data.record_dtype(1))
+        rec1["n"], rec1["n2"], rec1["done"] = 1, 0, 1
+        write_file(os.path.join(d, "b.edar"), 1, rec1)
+        out = edar_data.load_dir(d)
+        self.assertEqual(out["s_sub"].shape, (4, 2, 6, 6))
+        self.assertEqual(out["s_sub"][1, 1, 5, 0], 7)
+        self.assertEqual(out["done"].tolist(), [0, 0, 0, 1])
+        with open(os.path.join(d, "a.edar"), "ab") as f:
+            f.write(b"x")
+        with self.assertRaises(edar_data.FormatError):
+            edar_data.load_dir(d)
+
+    def test_param_count(self):
+        self.assertEqual(m.count_params(m.init(jax.random.PRNGKey(0))), 58706)
+
+    def test_export_parity_every_subflow_count(self):
+        p = m.init(jax.random.PRNGKey(3))
+        rng = np.random.default_rng(0)
+        P = 8
+        n = np.arange(1, P + 1).repeat(2)
+        conn = rng.uniform(0, 2, (len(n), 3)).astype(np.float32)
+        sub = rng.uniform(0, 2, (len(n), P, 6, 6)).astype(np.float32)
+        for i, k in enumerate(n):
+            sub[i, k:] = 99  # padding must not matter
+        blob = edar_export.build(p).SerializeToString()
+        self.assertLessEqual(edar_export.parity(blob, p, conn, sub, n), 1e-5)
+
+
+if __name__ == "__main__":
+    unittest.main()
