@@ -144,9 +144,14 @@ func (h *itemHeap) Pop() any {
 	return x
 }
 
+// verdictSender is the part of *nfq.Conn the delayer uses.
+type verdictSender interface {
+	SendVerdicts(ids []uint32, v nfq.Verdict) error
+}
+
 // delayer holds packet ids until they are due and sends their verdicts.
 type delayer struct {
-	c      *nfq.Conn
+	c      verdictSender
 	delay  time.Duration // mean one-way delay added
 	jitter time.Duration // half-width of the uniform jitter
 	rng    *rand.Rand
@@ -164,7 +169,7 @@ type delayer struct {
 	stopped bool
 }
 
-func newDelayer(c *nfq.Conn, delay, jitter time.Duration, seed uint64) *delayer {
+func newDelayer(c verdictSender, delay, jitter time.Duration, seed uint64) *delayer {
 	return &delayer{c: c, delay: delay, jitter: jitter, rng: rand.New(rand.NewPCG(seed, 0x6d7071)), wake: make(chan struct{}, 1)}
 }
 
@@ -264,6 +269,10 @@ func (d *delayer) flush() int {
 	}
 	d.done += uint64(len(ids))
 	d.mu.Unlock()
+	select { // let run see stopped and return
+	case d.wake <- struct{}{}:
+	default:
+	}
 	if err := d.c.SendVerdicts(ids, nfq.Accept); err != nil {
 		log.Printf("verdict: %v", err)
 	}
