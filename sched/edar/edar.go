@@ -58,6 +58,7 @@ const (
 	Redundant Mode = 1 // every path with room sends its oldest uncarried segment
 )
 
+// String is "normal" or "redundant".
 func (m Mode) String() string {
 	if m == Redundant {
 		return "redundant"

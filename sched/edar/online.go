@@ -3,6 +3,7 @@ package edar
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -132,7 +133,13 @@ type Watcher struct {
 	Load  func(path string) (Policy, error) // e.g. gonet.Load
 	Apply func(Policy)                      // installs the new policy
 	Log   func(string)                      // nil: no log
+	// Close, if set, closes the previous policy after a swap when it is an
+	// io.Closer (pkg/model/ort sessions hold C memory). A scheduler that
+	// still evaluates it at that instant gets an error and falls back to
+	// minRTT for one TI, logged.
+	Close bool
 
+	cur  Policy    // policy applied last
 	mod  time.Time // modification time of the last file seen
 	size int64
 }
@@ -154,6 +161,12 @@ func (w *Watcher) Check() (bool, error) {
 		return false, err
 	}
 	w.Apply(p)
+	if old, ok := w.cur.(io.Closer); ok && w.Close {
+		if err := old.Close(); err != nil {
+			w.logf("edar: closing the previous policy: %v", err)
+		}
+	}
+	w.cur = p
 	w.logf("edar: loaded policy from %s (%d bytes, modified %s)", w.Path, fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano))
 	return true, nil
 }
