@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/model/gonet"
 	"github.com/mpqsched/mpqsched/pkg/model/internal/modeltest"
+	"github.com/mpqsched/mpqsched/sched/edar"
 )
 
 // needLibrary skips when the onnxruntime library is missing, unless
@@ -101,4 +103,46 @@ func BenchmarkQ(b *testing.B) {
 	}
 	defer n.Close()
 	modeltest.BenchmarkQ(b, n)
+}
+
+// TestWatcherClosesReplacedSession hot-swaps model b over model a and checks
+// that the replaced onnxruntime session is freed and the new one answers.
+func TestWatcherClosesReplacedSession(t *testing.T) {
+	needLibrary(t)
+	dir := t.TempDir()
+	live := filepath.Join(dir, "edar.onnx")
+	install := func(name string, mod time.Time) {
+		b, err := os.ReadFile(modeltest.Model(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(live+".tmp", b, 0o644)
+		os.Chtimes(live+".tmp", mod, mod)
+		os.Rename(live+".tmp", live)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var applied []*Net
+	w := &edar.Watcher{
+		Path:  live,
+		Load:  func(p string) (edar.Policy, error) { return Load(p) },
+		Apply: func(p edar.Policy) { applied = append(applied, p.(*Net)) },
+		Close: true,
+	}
+	install("a", t0)
+	if ok, err := w.Check(); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	install("b", t0.Add(time.Minute))
+	if ok, err := w.Check(); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	s := modeltest.State(rand.New(rand.NewPCG(1, 2)), 2)
+	var q [2]float32
+	if err := applied[0].Q(&s, &q); err == nil {
+		t.Fatal("replaced session still answers")
+	}
+	if err := applied[1].Q(&s, &q); err != nil {
+		t.Fatal(err)
+	}
+	applied[1].Close()
 }
