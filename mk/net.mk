@@ -3,6 +3,10 @@
 #   make -f mk/net.mk net-deps | net-bins | netns-test | mininet-demo | netns-clean
 # Everything but net-bins needs root.
 
+# Remember the default goal: an included fragment must not become `make`'s
+# default (restored at the end of this file).
+_NET_PREV_GOAL := $(.DEFAULT_GOAL)
+
 NET_BIN      ?= $(CURDIR)/bin
 NET_PYTHON   ?= /usr/bin/python3
 NET_APT_PKGS ?= iproute2 iptables iputils-ping ethtool util-linux kmod mininet bridge-utils iperf3 mptcpd python3
@@ -37,3 +41,5 @@ mininet-demo: net-deps net-bins
 netns-clean: net-bins
 	$(NET_BIN)/mpq-netns down -prefix mpq
 	$(NET_BIN)/mpq-netns down -prefix mpqci
+
+.DEFAULT_GOAL := $(_NET_PREV_GOAL)
