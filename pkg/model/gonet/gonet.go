@@ -24,8 +24,14 @@ import (
 	"slices"
 	"sync"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+
 	"github.com/mpqsched/mpqsched/sched/edar"
 )
+
+// blas32 is gonum's pure-Go BLAS (assembly kernels on amd64, no cgo).
+var blas32 gonum.Implementation
 
 // GraphID is the ONNX metadata value "edar.graph" this package computes.
 const GraphID = "edar-qnet-v1"
@@ -197,8 +203,6 @@ func (n *Net) Metadata() map[string]string { return n.meta }
 // transitions (only to prove the pipeline; not a usable EdAR model).
 func (n *Net) Synthetic() bool { return n.meta["edar.synthetic"] == "true" }
 
-func sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
-func tanh(x float32) float32    { return float32(math.Tanh(float64(x))) }
 
 // Q implements edar.Policy: q[0] = Q(s, normal), q[1] = Q(s, redundant).
 func (n *Net) Q(s *edar.State, q *[2]float32) error {
@@ -240,9 +244,10 @@ func (n *Net) Q(s *edar.State, q *[2]float32) error {
 	n.h, n.c = [H2]float32{}, [H2]float32{}
 	for i := 0; i < s.N; i++ {
 		x := &n.rep[i]
-		for k := 0; k < 4*H2; k++ {
-			n.gates[k] = n.b2[k] + dot(n.w2[k*In2:k*In2+In2], x[:]) + dot(n.r2[k*H2:k*H2+H2], n.h[:])
-		}
+		// gates = W2·x + R2·h + b2 (gonum's float32 BLAS, SIMD on amd64)
+		copy(n.gates[:], n.b2)
+		blas32.Sgemv(blas.NoTrans, 4*H2, In2, 1, n.w2, In2, x[:], 1, 1, n.gates[:], 1)
+		blas32.Sgemv(blas.NoTrans, 4*H2, H2, 1, n.r2, H2, n.h[:], 1, 1, n.gates[:], 1)
 		for u := 0; u < H2; u++ {
 			g := &n.gates
 			ig, og, fg, cg := sigmoid(g[u]), sigmoid(g[H2+u]), sigmoid(g[2*H2+u]), tanh(g[3*H2+u])
