@@ -203,7 +203,6 @@ func (n *Net) Metadata() map[string]string { return n.meta }
 // transitions (only to prove the pipeline; not a usable EdAR model).
 func (n *Net) Synthetic() bool { return n.meta["edar.synthetic"] == "true" }
 
-
 // Q implements edar.Policy: q[0] = Q(s, normal), q[1] = Q(s, redundant).
 func (n *Net) Q(s *edar.State, q *[2]float32) error {
 	if s.N < 1 || s.N > edar.MaxSubflows {
@@ -270,23 +269,6 @@ func (n *Net) Q(s *edar.State, q *[2]float32) error {
 	}
 	*q = o
 	return nil
-}
-
-// dot is Σ a[i]·b[i] over len(a) ≤ len(b), four products at a time.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // dense computes y = x·W + b (W is [len(x)][len(y)] row-major), with ReLU.
