@@ -37,6 +37,8 @@ func main() {
 		err = reportCmd(args)
 	case "list":
 		err = listCmd(args)
+	case "reproduce":
+		err = reproduceCmd(args)
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -54,6 +56,7 @@ func usage() {
   mpquic-bench [run] [flags]     run a scheduler × scenario × seed matrix (default: every scheduler on hetero-2path)
   mpquic-bench report DIR        rebuild DIR/results.md, summary.csv and plots from DIR/results.jsonl
   mpquic-bench list              list schedulers and scenarios
+  mpquic-bench reproduce         run the papers' experiments and write docs/reproduction.md
 Run 'mpquic-bench run -h' for the run flags.
 `)
 }
