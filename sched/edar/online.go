@@ -64,8 +64,8 @@ func (r *Replay) Added() uint64 {
 	return r.added
 }
 
-// Sample copies n transitions drawn uniformly with replacement into dst[:n]
-// and returns how many it copied (0 if the store is empty).
+// Sample fills dst with transitions drawn uniformly with replacement
+// and returns len(dst), or 0 if the store is empty.
 func (r *Replay) Sample(rng *rand.Rand, dst []Transition) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
