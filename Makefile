@@ -9,6 +9,7 @@ export GOFLAGS ?= -buildvcs=false
 # Optional pieces (onnxruntime, training, network namespaces) add their own
 # targets, and their own prerequisites of `test` through TEST_DEPS.
 TEST_DEPS :=
+.DEFAULT_GOAL := all
 -include mk/*.mk
 
 .PHONY: all build bench test test-short vet fuzz bench-go clean help

@@ -105,6 +105,9 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 		base = *r.SessionConfig
 	}
 	base.Scheduler, base.NewScheduler = r.Scheduler, r.NewScheduler
+	if base.CloseTimeout == 0 {
+		base.CloseTimeout = r.Timeout // the run's own limit bounds the server's linger
+	}
 	if r.SeriesStep > 0 {
 		base.SeriesInterval = r.SeriesStep
 	}

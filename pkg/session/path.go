@@ -203,6 +203,12 @@ func (s *Session) datagramLoop(p *path) {
 				s.fail(err)
 				return
 			}
+		case wire.TypeAckReq:
+			if len(b) != 1 {
+				s.fail(errors.Join(ErrProtocol, errors.New("ack request with a payload")))
+				return
+			}
+			s.ackRequested()
 		case wire.TypeReport:
 			if err := wire.ParseReport(b, &rep); err != nil {
 				s.fail(errors.Join(ErrProtocol, err))
@@ -266,13 +272,16 @@ func (s *Session) pathGone(p *path, err error) {
 		return
 	}
 	s.cfg.Logf("session %x: path %d gone: %v", s.id[:4], p.id, err)
+	var ae *quic.ApplicationError
+	if errors.As(err, &ae) && ae.Remote && ae.ErrorCode == codeNoError {
+		// The peer closed the whole session cleanly (it removes single
+		// paths with codePathRemoved): close the other paths too rather
+		// than wait for their close to get through.
+		s.closeLocked(nil, codeNoError)
+		return
+	}
 	s.removeLocked(p, time.Now())
 	if s.npaths == 0 {
-		var ae *quic.ApplicationError
-		if errors.As(err, &ae) && ae.Remote && ae.ErrorCode == codeNoError {
-			s.closeLocked(nil, codeNoError) // the peer closed the session cleanly
-			return
-		}
 		s.closeLocked(errors.Join(ErrNoPaths, err), codeInternal)
 	}
 }

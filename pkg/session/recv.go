@@ -343,3 +343,11 @@ func (s *Session) reportReceived(w *wire.Report) {
 	s.mu.Unlock()
 	poke(s.wake)
 }
+
+// ackRequested answers the peer's AckReq: its last Ack may have been lost.
+func (s *Session) ackRequested() {
+	s.mu.Lock()
+	s.rcv.ackDue = time.Now()
+	s.mu.Unlock()
+	poke(s.ackWake)
+}

@@ -38,8 +38,12 @@ type sender struct {
 	lowestUnsent uint64   // every segment below it has been sent at least once
 	retrans      []uint64 // sequence numbers to send again, oldest first
 
-	peerLimit     uint64 // peer admits connection bytes with offset < peerLimit
-	inflightBytes uint64 // bytes of sent, unacknowledged segments
+	peerLimit     uint64        // peer admits connection bytes with offset < peerLimit
+	lastAck       time.Time     // when the last Ack arrived (or the session started)
+	probeAt       time.Time     // when to ask for an Ack next (zero: not waiting)
+	probeBackoff  time.Duration // current AckReq interval
+	inflightBytes uint64        // bytes of sent, unacknowledged segments
+	ackedBytes    uint64        // bytes of segments acknowledged so far
 	copyCursor    [sched.MaxPaths]uint64
 
 	snap  []sched.PathInfo
@@ -132,11 +136,18 @@ func (s *Session) sendLoop() {
 		if retry := s.scheduleLocked(now); !retry.IsZero() && (next.IsZero() || retry.Before(next)) {
 			next = retry
 		}
+		probe, probeNext := s.ackProbeLocked(now)
+		if !probeNext.IsZero() && (next.IsZero() || probeNext.Before(next)) {
+			next = probeNext
+		}
 		if t := s.rcv.nextSample; s.rcv.delivered > 0 && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 		s.sample(now, false)
 		s.mu.Unlock()
+		if probe != nil {
+			_ = probe.conn.SendDatagram([]byte{wire.TypeAckReq})
+		}
 		if !next.IsZero() {
 			timer.Reset(max(next.Sub(now), time.Millisecond))
 		}
@@ -397,6 +408,7 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 	if a.Limit > sn.peerLimit {
 		sn.peerLimit = a.Limit
 	}
+	sn.lastAck, sn.probeAt, sn.probeBackoff = now, time.Time{}, 0
 	if len(sn.segs) == 0 {
 		sn.segs = sn.segs[:0:0] // let the old backing array go
 	}
@@ -413,6 +425,7 @@ func (s *Session) ackedLocked(g *segment, now time.Time) {
 	g.acked = true
 	n := g.size
 	s.snd.inflightBytes -= n
+	s.snd.ackedBytes += n
 	for set := g.sentOn; set != 0; {
 		slot := bits.TrailingZeros64(set)
 		set &^= 1 << uint(slot)
@@ -545,3 +558,52 @@ func (s *Session) closedErrLocked() error {
 }
 
 var errNoSuchPath = errors.New("session: no such path")
+
+// Bounds of the interval between AckReqs.
+const (
+	minProbe = 50 * time.Millisecond
+	maxProbe = time.Second
+)
+
+// ackProbeLocked is the sender's persist timer. Acks travel as unreliable
+// datagrams, so the last one of a burst, or a window update, can be lost;
+// the receiver sends no other until new data arrives, which may never
+// happen. While the sender waits for acknowledgements or for window, and
+// none came for a while, it asks for an Ack (AckReq) on the best path, with
+// exponential backoff. It returns the path to send the request on (nil: none
+// now) and when to check again.
+func (s *Session) ackProbeLocked(now time.Time) (*path, time.Time) {
+	sn := &s.snd
+	waiting := sn.inflightBytes > 0 || (sn.pend.Len() > 0 && sn.pendOff >= sn.peerLimit)
+	if !waiting {
+		sn.probeAt, sn.probeBackoff = time.Time{}, 0
+		return nil, time.Time{}
+	}
+	if sn.probeAt.IsZero() {
+		var srtt time.Duration
+		for _, p := range s.slots {
+			if p != nil {
+				p.tr.mu.Lock()
+				srtt = max(srtt, p.tr.srtt)
+				p.tr.mu.Unlock()
+			}
+		}
+		sn.probeBackoff = max(minProbe, 2*srtt+s.cfg.AckDelay)
+		sn.probeAt = max2(sn.lastAck, now.Add(-sn.probeBackoff)).Add(sn.probeBackoff)
+	}
+	if now.Before(sn.probeAt) {
+		return nil, sn.probeAt
+	}
+	sn.probeBackoff = min(2*sn.probeBackoff, maxProbe)
+	sn.probeAt = now.Add(sn.probeBackoff)
+	s.stats.ackRequests++
+	return s.ackPathLocked(), sn.probeAt
+}
+
+// max2 is the later of two times.
+func max2(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

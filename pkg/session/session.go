@@ -63,7 +63,7 @@ type Config struct {
 	ReportInterval time.Duration          // receiver report period; negative disables reports
 	SeriesInterval time.Duration          // sampling step of the metrics time series
 	FailureTimeout time.Duration          // floor of the no-progress time before a path is potentially failed
-	CloseTimeout   time.Duration          // longest graceful Close waits for acknowledgements
+	CloseTimeout   time.Duration          // longest graceful Close waits without acknowledgement progress
 	QUIC           *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled)
 	QlogDir        string                 // if set, one qlog file per path connection is written there
 	Logf           func(format string, args ...any)
@@ -147,7 +147,7 @@ var (
 	ErrProtocol      = errors.New("session: protocol violation by peer")
 	ErrStreamLimit   = errors.New("session: too many open streams")
 	ErrStreamReset   = errors.New("session: stream reset by peer")
-	errCloseTimedOut = errors.New("session: close timed out waiting for acknowledgements")
+	errCloseTimedOut = errors.New("session: close gave up: no acknowledgement progress for CloseTimeout")
 )
 
 // Application error codes used when closing path connections.
@@ -157,6 +157,7 @@ const (
 	codeJoinRejected quic.ApplicationErrorCode = 2
 	codePathRemoved  quic.ApplicationErrorCode = 3
 	codeInternal     quic.ApplicationErrorCode = 4
+	codeCloseTimeout quic.ApplicationErrorCode = 5 // a graceful Close gave up with data unacknowledged
 )
 
 // Session is one multipath connection.
@@ -308,30 +309,53 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 	}()
 }
 
-// Close ends the session gracefully: it waits (at most Config.CloseTimeout)
-// until every byte written has been acknowledged, then closes every path.
-// It returns once the session's goroutines have stopped.
+// Close ends the session gracefully: it waits until every byte written has
+// been acknowledged, as long as acknowledgements keep coming (it gives up
+// after Config.CloseTimeout without progress), then closes every path. It
+// returns once the session's goroutines have stopped.
 func (s *Session) Close() error {
-	deadline := time.Now().Add(s.cfg.CloseTimeout)
-	timer := time.AfterFunc(s.cfg.CloseTimeout, func() {
-		s.mu.Lock()
-		s.cond.Broadcast()
-		s.mu.Unlock()
-	})
-	defer timer.Stop()
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	s.mu.Lock()
-	for !s.closed && !s.snd.drained() && time.Now().Before(deadline) {
+	mark := func() uint64 { return s.snd.ackedBytes + s.snd.pendOff }
+	last, lastT := mark(), time.Now()
+	timedOut := false
+	for !s.closed && !s.snd.drained() {
+		now := time.Now()
+		if m := mark(); m != last {
+			last, lastT = m, now
+		}
+		if now.Sub(lastT) >= s.cfg.CloseTimeout {
+			timedOut = true
+			break
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		timer = time.AfterFunc(lastT.Add(s.cfg.CloseTimeout).Sub(now), func() {
+			s.mu.Lock()
+			s.cond.Broadcast()
+			s.mu.Unlock()
+		})
 		s.cond.Wait()
 	}
 	var err error
-	if !s.closed && !s.snd.drained() {
+	switch {
+	case timedOut:
 		err = errCloseTimedOut
-	}
-	if s.closed && s.closeErr != nil && !s.snd.drained() {
+	case s.closed && s.closeErr != nil && !s.snd.drained():
 		err = s.closeErr
 	}
 	s.flushAckLocked()
-	s.closeLocked(nil, codeNoError)
+	if timedOut {
+		s.closeLocked(err, codeCloseTimeout) // the peer must not take this for a clean end
+	} else {
+		s.closeLocked(nil, codeNoError)
+	}
 	s.mu.Unlock()
 	s.wg.Wait()
 	return err

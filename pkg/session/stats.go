@@ -17,6 +17,7 @@ type counters struct {
 	dupBytes        uint64 // bytes received more than once
 	oooSegments     uint64 // segments that arrived out of order
 	maxReorder      uint64 // peak reorder-buffer occupancy, bytes
+	ackRequests     uint64 // AckReqs sent (acks presumed lost)
 }
 
 // PathStats is one path's share of a session's traffic.
@@ -44,6 +45,7 @@ type Stats struct {
 	RetransSegments   uint64 // segments sent again after a path failed or left
 	ReinjectedSegs    uint64 // segments queued for reinjection
 	PathFailures      uint64 // times a path was marked potentially failed
+	AckRequests       uint64 // times the sender asked for an Ack it presumed lost
 	PacketsLost       uint64 // QUIC packets lost on all current paths
 	UnackedSegments   uint64 // segments sent or cut and not yet acknowledged
 	SendBufferedBytes uint64 // application bytes waiting to be cut into segments
@@ -86,6 +88,7 @@ func (s *Session) Stats() Stats {
 		RetransSegments:   s.stats.retransSegments,
 		ReinjectedSegs:    s.stats.reinjected,
 		PathFailures:      s.stats.pathFailures,
+		AckRequests:       s.stats.ackRequests,
 		UnackedSegments:   uint64(len(s.snd.segs)),
 		SendBufferedBytes: uint64(s.snd.pend.Len()),
 		DeliveredBytes:    r.delivered,

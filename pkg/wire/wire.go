@@ -33,6 +33,7 @@ const (
 const (
 	TypeAck    byte = 0x20 // connection-level acknowledgement and window
 	TypeReport byte = 0x21 // receiver measurements for learning schedulers
+	TypeAckReq byte = 0x22 // sender → receiver: send an Ack now (the last one may be lost)
 )
 
 // Record types in the connection-level byte stream.
