@@ -35,11 +35,12 @@ whl="$(ls "$tmp"/onnxruntime-"$ORT_VERSION"-*.whl | head -n 1)"
 member="onnxruntime/capi/libonnxruntime.so.$ORT_VERSION"
 
 mkdir -p "$dest"
-python3 - "$whl" "$member" "$lib.tmp" <<'PY'
-import sys, zipfile, shutil
-whl, member, out = sys.argv[1:]
-with zipfile.ZipFile(whl) as z, z.open(member) as src, open(out, "wb") as dst:
-    shutil.copyfileobj(src, dst)
-PY
+if command -v unzip >/dev/null 2>&1; then
+	unzip -p "$whl" "$member" >"$lib.tmp"
+else # pip is there, so Python's stdlib zip tool is too
+	python3 -m zipfile -e "$whl" "$tmp/x"
+	mv "$tmp/x/$member" "$lib.tmp"
+fi
+[ -s "$lib.tmp" ] || { echo "fetch-onnxruntime: $member not found in $whl" >&2; rm -f "$lib.tmp"; exit 1; }
 mv "$lib.tmp" "$lib"
 echo "onnxruntime: wrote $lib ($(wc -c <"$lib") bytes)"
