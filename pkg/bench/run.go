@@ -29,20 +29,24 @@ import (
 // Run describes one download: the client fetches Bytes from the server over
 // every path of the topology.
 type Run struct {
-	Scheduler     string                 // registered scheduler name
-	NewScheduler  func() sched.Scheduler // optional, overrides Scheduler (both ends)
-	Scenario      string                 // name recorded in the result
-	Seed          int64                  // emulator and payload seed
-	Paths         []emu.PathSpec         // path i joins the session in order
-	Backup        []bool                 // Backup[i] marks path i as a backup path
-	Bytes         int64                  // download size, bytes
-	RecvWindow    int                    // client receive window, bytes (0 = session default)
-	Timeout       time.Duration          // give up after this long (0 = 10 minutes)
-	Timed         time.Duration          // if > 0: a fixed-length run; stop reading after this long and verify the prefix received
-	CapacityBps   float64                // recorded capacity, bits/s (0 = the sum of the paths' initial down rates)
-	SeriesStep    time.Duration          // goodput series step (0 = 100 ms)
-	Hooks         Hooks                  // optional callbacks during the run
-	SessionConfig *session.Config        // optional base config for both ends
+	Scheduler    string                 // registered scheduler name
+	NewScheduler func() sched.Scheduler // optional, overrides Scheduler (both ends)
+	// NewServerScheduler, if set, makes the server's (the data sender's)
+	// scheduler, overriding Scheduler and NewScheduler on that end only: a
+	// learning scheduler's transitions then come from the sender alone.
+	NewServerScheduler func() sched.Scheduler
+	Scenario           string          // name recorded in the result
+	Seed               int64           // emulator and payload seed
+	Paths              []emu.PathSpec  // path i joins the session in order
+	Backup             []bool          // Backup[i] marks path i as a backup path
+	Bytes              int64           // download size, bytes
+	RecvWindow         int             // client receive window, bytes (0 = session default)
+	Timeout            time.Duration   // give up after this long (0 = 10 minutes)
+	Timed              time.Duration   // if > 0: a fixed-length run; stop reading after this long and verify the prefix received
+	CapacityBps        float64         // recorded capacity, bits/s (0 = the sum of the paths' initial down rates)
+	SeriesStep         time.Duration   // goodput series step (0 = 100 ms)
+	Hooks              Hooks           // optional callbacks during the run
+	SessionConfig      *session.Config // optional base config for both ends
 }
 
 // Hooks let a caller act on a run in progress (tests, handoff scripts).
@@ -113,6 +117,9 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	}
 	srvCfg, cliCfg := base, base
 	cliCfg.RecvWindow = r.RecvWindow
+	if r.NewServerScheduler != nil {
+		srvCfg.NewScheduler = r.NewServerScheduler
+	}
 
 	ln, err := session.Listen(topo.Server, pair.Server, &srvCfg)
 	if err != nil {
