@@ -1,0 +1,175 @@
+package mpfile
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/metrics"
+	"github.com/mpqsched/mpqsched/pkg/session"
+)
+
+// ResolvePath turns one -paths item into a local IP address: an IP literal
+// is taken as is, anything else is an interface name whose first IPv4
+// address is used.
+func ResolvePath(item string) (net.IP, error) {
+	item = strings.TrimSpace(item)
+	if ip := net.ParseIP(item); ip != nil {
+		return ip, nil
+	}
+	ifc, err := net.InterfaceByName(item)
+	if err != nil {
+		return nil, fmt.Errorf("path %q is neither an IP address nor an interface: %w", item, err)
+	}
+	addrs, err := ifc.Addrs()
+	if err != nil {
+		return nil, fmt.Errorf("interface %s: %w", item, err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
+			return n.IP.To4(), nil
+		}
+	}
+	return nil, fmt.Errorf("interface %s has no IPv4 address", item)
+}
+
+// ListenPaths binds one UDP socket per item of list (comma-separated local
+// addresses or interface names, see ResolvePath), on an ephemeral port. An
+// empty list gives one unbound socket. On error no socket stays open.
+func ListenPaths(list string, remote *net.UDPAddr) ([]*net.UDPConn, error) {
+	network := "udp4"
+	if remote != nil && remote.IP.To4() == nil {
+		network = "udp6"
+	}
+	var items []string
+	for _, it := range strings.Split(list, ",") {
+		if strings.TrimSpace(it) != "" {
+			items = append(items, it)
+		}
+	}
+	if len(items) == 0 {
+		c, err := net.ListenUDP(network, nil)
+		if err != nil {
+			return nil, err
+		}
+		return []*net.UDPConn{c}, nil
+	}
+	var out []*net.UDPConn
+	for _, it := range items {
+		ip, err := ResolvePath(it)
+		if err == nil {
+			var c *net.UDPConn
+			if c, err = net.ListenUDP(network, &net.UDPAddr{IP: ip}); err == nil {
+				out = append(out, c)
+				continue
+			}
+		}
+		for _, c := range out {
+			c.Close()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// Connect dials a session to remote over conns[0] and joins conns[1:] as
+// further paths (backup[i] marks path i as a backup). The first path must
+// come up within timeout; a further path that fails to join is reported
+// through logf and skipped, so a dead interface does not stop a download.
+// The session takes the sockets over but never closes them: close conns
+// after the session has ended.
+func Connect(ctx context.Context, conns []net.PacketConn, remote net.Addr, tlsConf *tls.Config, cfg *session.Config, backup []bool, timeout time.Duration, logf func(string, ...any)) (*session.Session, error) {
+	if len(conns) == 0 {
+		return nil, errors.New("mpfile: no path")
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	s, err := session.Dial(dctx, conns[0], remote, tlsConf, cfg)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil && dctx.Err() != nil {
+			err = fmt.Errorf("no answer from %v within %v: %w", remote, timeout, err)
+		}
+		return nil, err
+	}
+	for i := 1; i < len(conns); i++ {
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		_, err := s.AddPath(actx, conns[i], remote, session.PathOptions{Backup: i < len(backup) && backup[i]})
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				s.CloseWithError(ctx.Err())
+				return nil, ctx.Err()
+			}
+			logf("path %d (%v): not joined: %v", i+1, conns[i].LocalAddr(), err)
+		}
+	}
+	return s, nil
+}
+
+// Meta is what a Result records beyond the measurements.
+type Meta struct {
+	Scheduler   string  // scheduler name recorded
+	Scenario    string  // scenario name recorded
+	Seed        int64   // seed recorded
+	CapacityBps float64 // capacity recorded, bits/s (the sum of the paths' bottleneck rates)
+}
+
+// NewResult turns a download into a metrics.Result: fct is the time from
+// the start of the dial to the last byte, client the receiving session's
+// stats and series; server figures come from d.Server when present,
+// otherwise from what the client received per path.
+func NewResult(m Meta, d Download, fct time.Duration, client session.Stats, series []session.Sample, err error) metrics.Result {
+	r := metrics.Result{
+		Scheduler:   m.Scheduler,
+		Scenario:    m.Scenario,
+		Seed:        m.Seed,
+		CapacityBps: m.CapacityBps,
+		Bytes:       uint64(d.Received),
+		FCTSeconds:  fct.Seconds(),
+		SHA256OK:    d.SHA256OK && err == nil,
+		OOOSegments: client.OOOSegments,
+	}
+	r.HoLBlockedSec = client.HoLBlocked.Seconds()
+	if fct > 0 {
+		r.GoodputBps = float64(d.Received) * 8 / fct.Seconds()
+	}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	r.Extra = map[string]float64{
+		"size_bytes":        float64(d.Size),
+		"duplicate_bytes":   float64(client.DuplicateBytes),
+		"max_reorder_bytes": float64(client.MaxReorderBytes),
+		"paths":             float64(len(client.Paths)),
+	}
+	if ss := d.Server; ss != nil {
+		r.SentBytes = ss.SentBytes
+		r.RedundantBytes = ss.RedundantBytes
+		r.RetransPackets = ss.PacketsLost + ss.RetransSegments
+		r.PerPathBytes = ss.PerPathBytes
+		r.Extra["reinjected_segments"] = float64(ss.ReinjectedSegs)
+		r.Extra["path_failures"] = float64(ss.PathFailures)
+	} else {
+		for _, p := range client.Paths {
+			for int(p.ID) >= len(r.PerPathBytes) {
+				r.PerPathBytes = append(r.PerPathBytes, 0)
+			}
+			r.PerPathBytes[p.ID] += p.BytesReceived
+			r.SentBytes += p.BytesReceived
+		}
+	}
+	if len(series) > 1 {
+		r.SeriesStepSec = (series[1].T - series[0].T).Seconds()
+		for _, smp := range series {
+			r.GoodputSeries = append(r.GoodputSeries, smp.GoodputBps)
+		}
+	}
+	return r
+}
