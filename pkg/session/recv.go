@@ -24,6 +24,7 @@ type receiver struct {
 	parser   wire.RecordParser
 
 	unacked  int       // segments received since the last Ack
+	ackEvery int       // segments that make an Ack due at once
 	ackDue   time.Time // when an Ack must go out (zero: none pending)
 	advLimit uint64    // limit in the last Ack sent
 
@@ -46,6 +47,9 @@ type receiver struct {
 
 func (r *receiver) init(cfg Config, now time.Time) {
 	r.window = uint64(cfg.RecvWindow)
+	// Ack every 1/8 of the window, between DefaultAckEvery and 4× that many
+	// segments: large windows need fewer acks, small ones prompt updates.
+	r.ackEvery = min(max(cfg.RecvWindow/(8*cfg.SegmentSize), DefaultAckEvery), 4*DefaultAckEvery)
 	r.maxReorder = 1 << 16
 	r.reorder = make(map[uint64][]byte)
 	r.ooff = make(map[uint64]uint64)
@@ -98,7 +102,7 @@ func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
 		if r.holStart.IsZero() {
 			r.holStart = now
 		}
-		s.noteAckLocked(now, true)
+		s.noteAckLocked(now, false)
 		return nil
 	}
 	if seg.Offset != r.nextOff {
@@ -151,7 +155,7 @@ func (s *Session) deliverLocked(b []byte) error {
 func (s *Session) noteAckLocked(now time.Time, urgent bool) {
 	r := &s.rcv
 	r.unacked++
-	if urgent || r.unacked >= DefaultAckEvery {
+	if urgent || r.unacked >= r.ackEvery {
 		r.ackDue = now
 		poke(s.ackWake)
 		return
