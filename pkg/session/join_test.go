@@ -2,6 +2,9 @@ package session
 
 import (
 	"bufio"
+	"bytes"
+	"io"
+	"path/filepath"
 	"context"
 	"errors"
 	"net"
@@ -275,4 +278,42 @@ func TestStreamReadDeadline(t *testing.T) {
 			t.Errorf("Read returned after %v, want 300 ms", el)
 		}
 	})
+}
+
+// With QlogDir set, every path connection of both ends writes a qlog file
+// (JSON-SEQ, readable in qvis) with the connection's events.
+func TestQlogFiles(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 2, &Config{QlogDir: dir})
+		if _, err := tb.cli.AddPath(context.Background(), tb.topo.Clients[1], tb.topo.Server.LocalAddr(), PathOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := tb.cli.OpenStream()
+		st.Write(make([]byte, 100<<10))
+		st.Close()
+		in, err := tb.srv.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := io.Copy(io.Discard, in); n != 100<<10 {
+			t.Fatalf("read %d bytes", n)
+		}
+		tb.cli.Close()
+		tb.ln.Close()
+		tb.topo.Close()
+	})
+	files, _ := filepath.Glob(filepath.Join(dir, "*.sqlog"))
+	if len(files) != 4 {
+		t.Fatalf("%d qlog files, want 4 (2 paths × 2 ends): %v", len(files), files)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("transport:packet_sent")) || !bytes.Contains(b, []byte("recovery:metrics_updated")) {
+			t.Errorf("%s lacks packet_sent or metrics_updated events (%d bytes)", f, len(b))
+		}
+	}
 }
