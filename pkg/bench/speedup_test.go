@@ -1,0 +1,54 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/scenario"
+)
+
+// BenchmarkVirtualSpeedup runs one scenario (hetero-2path, 20 MB, minRTT)
+// on the wall clock and in a synctest bubble, alternately in the same run,
+// and reports how many times faster virtual time finished it (speedup), with
+// both runs' goodput. On a loaded machine the real-time run also loses
+// goodput, since the emulator and quic-go then miss their timers.
+func BenchmarkVirtualSpeedup(b *testing.B) {
+	s, err := scenario.Get(scenario.Default)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := FromScenario(s, "minrtt", 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var real, virt time.Duration
+	var realGP, virtGP float64
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		res, _, err := Transfer(context.Background(), r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		real += time.Since(t0)
+		realGP += res.GoodputBps
+		t0 = time.Now()
+		// A benchmark has no *testing.T for synctest.Test; testing.RunTests
+		// makes a real one.
+		testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
+			Name: "virtual",
+			F: func(t *testing.T) {
+				synctest.Test(t, func(*testing.T) { res, _, err = Transfer(context.Background(), r) })
+			},
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		virt += time.Since(t0)
+		virtGP += res.GoodputBps
+	}
+	b.ReportMetric(real.Seconds()/virt.Seconds(), "speedup")
+	b.ReportMetric(realGP/float64(b.N)/1e6, "real-Mbit/s")
+	b.ReportMetric(virtGP/float64(b.N)/1e6, "virtual-Mbit/s")
+}
