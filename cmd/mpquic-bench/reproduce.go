@@ -241,6 +241,9 @@ func paperJobs(p paperPlan, seeds int) ([]job, error) {
 // runPaper runs jobs in virtual time and writes dir/results.jsonl, run.json
 // and the per-directory report (summary.csv, results.md, plots).
 func runPaper(dir string, jobs []job, o reproduceOpts) error {
+	if err := os.RemoveAll(dir); err != nil { // no stale plots from an earlier plan
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -314,15 +317,16 @@ type comparison struct {
 
 // verdictRow is a claim judged against one baseline.
 type verdictRow struct {
-	c        claim
-	baseline string
-	claimed  float64
-	comps    []comparison
-	aggX     float64 // mean over the scenarios of the scheduler's means
-	aggB     float64 // the same for the baseline
-	change   float64 // (aggX − aggB)/aggB
-	pro, con int     // scenarios whose CIs separate for, and against, the claim
-	verdict  string
+	c          claim
+	baseline   string
+	claimed    float64
+	comps      []comparison
+	aggX       float64 // mean over the scenarios of the scheduler's means
+	aggB       float64 // the same for the baseline
+	change     float64 // (aggX − aggB)/aggB
+	pro, con   int     // scenarios whose CIs separate for, and against, the claim
+	belowFloor int     // scenarios left out because the baseline is below the metric's floor
+	verdict    string
 }
 
 // values returns each scheduler's metric values per scenario over OK runs.
@@ -364,6 +368,10 @@ func judge(c claim, baseline string, claimed float64, vals map[[2]string][]float
 			continue
 		}
 		cp := comparison{scenario: s, x: stats.Summarize(x), b: stats.Summarize(b)}
+		if cp.b.Mean < c.metric.floor {
+			v.belowFloor++
+			continue // nothing to improve on here
+		}
 		cp.change = relChange(cp.x.Mean, cp.b.Mean)
 		if gap := math.Abs(cp.x.Mean - cp.b.Mean); !math.IsNaN(cp.x.CI95) && !math.IsNaN(cp.b.CI95) && gap > cp.x.CI95+cp.b.CI95 {
 			if c.metric.better(cp.x.Mean - cp.b.Mean) {
@@ -379,6 +387,9 @@ func judge(c claim, baseline string, claimed float64, vals map[[2]string][]float
 	}
 	if len(v.comps) == 0 {
 		v.verdict = "n/a (no data)"
+		if v.belowFloor > 0 {
+			v.verdict = "n/a (baseline below the floor everywhere)"
+		}
 		return v
 	}
 	v.aggX, v.aggB = stats.Mean(xs), stats.Mean(bs)
@@ -386,9 +397,7 @@ func judge(c claim, baseline string, claimed float64, vals map[[2]string][]float
 	switch {
 	case math.IsNaN(v.change):
 		v.verdict = "n/a (baseline is 0)"
-	case v.aggB < c.metric.floor:
-		v.verdict = "n/a (baseline below one segment per run)"
-	case !c.metric.better(v.change):
+	case !c.metric.better(v.change) || v.pro == 0:
 		v.verdict = "disagree"
 	case (math.IsNaN(claimed) || math.Abs(v.change) >= math.Abs(claimed)/2) && 2*v.pro > len(v.comps) && v.con == 0:
 		v.verdict = "agree"
@@ -412,9 +421,11 @@ func relChange(x, b float64) float64 {
 const verdictRule = `For each claim and baseline we take the scenarios listed with the claim, and in each the mean of the metric over the successful runs of the claim's scheduler (X) and of the baseline (B), each with the half-width of its 95% Student-t confidence interval. As the PRS paper does for its Table 6, the overall change is (mean over scenarios of X − mean over scenarios of B) / (mean over scenarios of B). In a scenario the CIs *separate* when |X − B| is larger than the sum of the two half-widths.
 
 * **agree**: the overall change is in the claimed direction, at least half the claimed size (when the paper gives a size), the CIs separate in the claimed direction in more than half of the scenarios, and in none against it;
-* **partly**: the overall change is in the claimed direction, but it is smaller than half the claim, or the CIs separate in half of the scenarios or fewer, or in some scenario against the claim;
-* **disagree**: the overall change is zero or opposite to the claim (whether or not the CIs separate);
-* **n/a**: no successful runs to compare, or the baseline's value is 0 so a relative change is undefined, or (for re-sent bytes) the baseline re-sends less than one segment (1200 B) per run on average, which leaves nothing to reduce by a percentage.`
+* **partly**: the overall change is in the claimed direction and the CIs separate in the claimed direction in at least one scenario, but the change is smaller than half the claim, or the CIs separate in half of the scenarios or fewer, or in some scenario against the claim;
+* **disagree**: the overall change is zero or opposite to the claim, or it is in the claimed direction but the CIs separate in the claimed direction in no scenario (our data give no evidence for it);
+* **n/a**: no successful runs to compare, or the baseline's value is 0 so a relative change is undefined.
+
+For re-sent bytes a scenario where the baseline re-sends less than one segment (1200 B) per run on average is left out (there is nothing to reduce by a percentage); the claims table counts only the scenarios compared.`
 
 func pct(v float64) string {
 	if math.IsNaN(v) {
@@ -572,6 +583,12 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 	b.WriteString("### Verdict rule\n\n" + verdictRule + "\n\n")
 
 	b.WriteString("## Claims\n\n")
+	count := map[string]int{}
+	for _, v := range rows {
+		count[strings.Fields(v.verdict)[0]]++
+	}
+	fmt.Fprintf(&b, "%d comparisons (claim × baseline): **%d agree, %d partly, %d disagree, %d n/a**. Details, figures and likely reasons for the differences are in each paper's section below.\n\n",
+		len(rows), count["agree"], count["partly"], count["disagree"], count["n/a"])
 	b.WriteString(claimsTable(rows))
 	b.WriteString("\n")
 
@@ -587,7 +604,28 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 		b.WriteString("None: every run finished without error and its data matched the sender's SHA-256.\n\n")
 	} else {
 		b.WriteString("A failed run (an error, or a SHA-256 mismatch) is left out of the means and counted in the tables' \"runs (failed)\" column. Each is a transport or scheduler bug to investigate.\n\n")
-		b.WriteString("| scheduler | scenario | seed | SHA-256 ok | error |\n|---|---|---:|---|---|\n")
+		kinds := map[string][2]int{} // error → runs, runs whose data verified
+		var order []string
+		for _, r := range fails {
+			k, ok := kinds[r.Error]
+			if !ok {
+				order = append(order, r.Error)
+			}
+			k[0]++
+			if r.SHA256OK {
+				k[1]++
+			}
+			kinds[r.Error] = k
+		}
+		for _, e := range order {
+			k := kinds[e]
+			fmt.Fprintf(&b, "* %d run(s): `%s`; the received data matched the sender's SHA-256 in %d of them", k[0], mdCell(e), k[1])
+			if k[1] == k[0] && e != "" {
+				b.WriteString(", so the download itself completed and the error came after it (FCT and the other metrics of these runs are in results.jsonl, but the runs are not counted)")
+			}
+			b.WriteString(".\n")
+		}
+		b.WriteString("\n| scheduler | scenario | seed | SHA-256 ok | error |\n|---|---|---:|---|---|\n")
 		for _, r := range fails {
 			fmt.Fprintf(&b, "| %s | %s | %d | %v | %s |\n", r.Scheduler, r.Scenario, r.Seed, r.SHA256OK, mdCell(r.Error))
 		}
@@ -676,6 +714,14 @@ func (v verdictRow) baselineRef() string {
 		return "minrtt"
 	}
 	return v.c.baselines[0]
+}
+
+// fmtBytes is scenario.FormatBytes for exact sizes, else MB with one decimal.
+func fmtBytes(n int64) string {
+	if n < scenario.MB || n%scenario.KB == 0 {
+		return scenario.FormatBytes(n)
+	}
+	return fmt.Sprintf("%.1fMB", float64(n)/scenario.MB)
 }
 
 func fmtDur(sec float64) string {
@@ -769,9 +815,9 @@ func shrinkTable(rows []shrinkRow) string {
 	var b strings.Builder
 	b.WriteString("| scenario run | library scenario | transfer | duration | shrink factor f | schedulers × seeds |\n|---|---|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		tr := scenario.FormatBytes(r.bytes)
+		tr := fmtBytes(r.bytes)
 		if r.origBytes > 0 && r.origBytes != r.bytes {
-			tr = scenario.FormatBytes(r.origBytes) + " → " + scenario.FormatBytes(r.bytes)
+			tr = fmtBytes(r.origBytes) + " → " + fmtBytes(r.bytes)
 		}
 		if r.timed {
 			tr += " (offered; timed)"
@@ -976,7 +1022,7 @@ func reproPlan() []paperPlan {
 			},
 			extra:   fprsSizes,
 			figures: []string{reportFigure("fct", "fprs-size-sweep@bytes=1000KB"), reportFigure("ooo-cdf", "fprs-size-sweep@bytes=256MB.short"), reportFigure("path-share", "fprs-wifi-lte.short")},
-			reasons: "The paper's download times (34 ms for 4 KB) are below one RTT of any of its paths, so they cannot include the connection setup that our FCT includes (session open to last byte: a QUIC handshake plus the second path's join). " +
+			reasons: "Our FCT runs from session open to the last byte, so it includes the QUIC handshake and the request, which go over the scenario's first path, Wi-Fi with a 60 ms RTT: even 4 KB takes about 0.15 s with every scheduler. The paper's 34 ms for 4 KB is below one Wi-Fi RTT, so it cannot have included setup over Wi-Fi, and its absolute times are not comparable with ours. " +
 				"For tiny downloads every scheduler sends everything on the first path in the first window, so the schedulers cannot differ beyond noise. " +
 				"FPRS reserves sequence ranges for the fast path based on smoothed RTTs and windows; in our harness those estimates come from quic-go's per-path NewReno, which keeps windows full on both paths, and the 256 MB download is shortened to 32 MB and the throughput testbeds to 4 s.",
 		},
@@ -999,9 +1045,9 @@ func reproPlan() []paperPlan {
 				{scenarios: "hetero-2path,wifi-lte", schedulers: classicScheds, maxBytes: 1 * scenario.MB},
 			},
 			figures: []string{reportFigure("goodput", "wifi-walk-dropout.short"), reportFigure("fct", "wifi-lte"), reportFigure("fct", "hetero-2path.short")},
-			reasons: "BLEST and ECF were designed and measured on Linux MPTCP, where a blocked send window triggers opportunistic retransmission and penalisation on the fast subflow; these are the \"unneeded retransmissions\" BLEST removes. Our session has a connection-level reorder buffer of flow-control size and reinjects only when a path fails, so there is little to remove. " +
+			reasons: "BLEST and ECF were designed and measured on Linux MPTCP, where a blocked send window triggers opportunistic retransmission and penalisation on the fast subflow; these are the \"unneeded retransmissions\" BLEST removes. Our session has a connection-level reorder buffer of flow-control size and re-sends a segment on another path only when its path is marked potentially failed or leaves (quic-go recovers ordinary losses on the same path), so there is little to remove. " +
 				"Their gains come from waiting for the fast path when the slow one would hold the tail of a transfer; with uncoupled NewReno and queues of 1.5 × BDP the slow path's extra delay is small in most of our scenarios. " +
-				"Peekaboo's figure is \"up to\" 31% in the paper's own dynamic traces, which we do not have; our dynamic scenarios are shortened.",
+				"Peekaboo's figure is \"up to\" 31% in the paper's own dynamic traces, which we do not have (and `wifi-walk-dropout` is shortened to a quarter). Its LinUCB learner starts with no model and, by its package doc, its exploration bonus dominates for the first hundreds of decisions, so part of a 2-10 MB download is spent trying to wait for the fast path; on the comprehensive scenario, whose paths are redrawn every 10 s with 2-10% loss, that learning may never settle.",
 		},
 	}
 }
