@@ -285,15 +285,16 @@ def payload_cmds(args, npaths, capacity_bps):
     port = 4433
     fields = dict(bin=args.bin_dir, server=SERVER_ADDR, port=port, dir=args.data_dir, file="payload",
                   scenario=args.scenario, capacity_bps=int(capacity_bps), scheduler=args.scheduler,
-                  path_addrs=",".join("10.10.%d.2" % p for p in range(1, npaths + 1)), npaths=npaths)
+                  path_addrs=",".join("10.10.%d.2" % p for p in range(1, npaths + 1)), npaths=npaths,
+                  certdir=cert_dir(args), certname=CERT_NAME)
     if args.payload == "kernel-mptcp":
         srv = "{bin}/mptcp-baseline serve -dir {dir} -addr {server}:{port}"
         cli = ("{bin}/mptcp-baseline get -addr {server}:{port} -file {file} -o /dev/null -scenario {scenario} "
                "-capacity-bps {capacity_bps} -path-addrs {path_addrs}")
-    else:  # mpquic: adjust the templates once cmd/mpquic-* exist
-        srv = args.server_cmd or "{bin}/mpquic-server -dir {dir} -addr {server}:{port} -scheduler {scheduler}"
-        cli = args.client_cmd or ("{bin}/mpquic-client -addr {server}:{port} -file {file} -o /dev/null -local {path_addrs} "
-                                  "-scheduler {scheduler} -scenario {scenario} -capacity-bps {capacity_bps}")
+    else:  # mpquic: the server makes a development certificate, the client pins it
+        srv = "{bin}/mpquic-server -dir {dir} -addr {server}:{port} -scheduler {scheduler} -dev-cert {certdir} -name {certname}"
+        cli = ("{bin}/mpquic-client -addr {server}:{port} -ca {certdir}/cert.pem -server-name {certname} -paths {path_addrs} "
+               "-scheduler {scheduler} -scenario {scenario} -capacity-bps {capacity_bps} -q get {file} -o /dev/null")
     if args.server_cmd:
         srv = args.server_cmd
     if args.client_cmd:
@@ -301,12 +302,20 @@ def payload_cmds(args, npaths, capacity_bps):
     return srv.format(**fields), cli.format(**fields)
 
 
+CERT_NAME = "mpqsched.test"  # name of mpquic-server's -dev-cert certificate
+
+
+def cert_dir(args):
+    """Where mpquic-server writes its development certificate (cert.pem)."""
+    return os.path.join(args.data_dir, "cert")
+
+
 def add_payload_flags(ap):
     ap.add_argument("--bin-dir", default=os.path.abspath("bin"), help="directory with mpq-delayd, mpq-netns, mptcp-baseline (and mpquic-*)")
     ap.add_argument("--backend", default="auto", choices=["auto", "netem", "nfq"])
     ap.add_argument("--payload", default="kernel-mptcp", choices=["kernel-mptcp", "mpquic"])
     ap.add_argument("--scheduler", default="minrtt", help="scheduler name passed to mpquic-* ({scheduler})")
-    ap.add_argument("--server-cmd", default="", help="server command template; placeholders {bin} {server} {port} {dir} {file} {scheduler} ...")
+    ap.add_argument("--server-cmd", default="", help="server command template; placeholders {bin} {server} {port} {dir} {file} {scheduler} {certdir} {certname} ...")
     ap.add_argument("--client-cmd", default="", help="client command template; must print one metrics.Result JSON line")
     ap.add_argument("--size", type=int, default=20 << 20, help="payload size, bytes")
     ap.add_argument("--data-dir", default="/tmp/mpq-mininet-data")
@@ -328,8 +337,16 @@ def run_payload(args, client, server, npaths, capacity_bps, schedule=None, apply
     client's result dict. Exits 1 if the client fails."""
     srv_cmd, cli_cmd = payload_cmds(args, npaths, capacity_bps)
     info("*** server: %s\n*** client: %s\n" % (srv_cmd, cli_cmd))
+    cert = os.path.join(cert_dir(args), "cert.pem")
+    if args.payload == "mpquic" and os.path.exists(cert):
+        os.remove(cert)  # the server writes a fresh one
     srv = server.popen(shlex.split(srv_cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(0.5)
+    if args.payload == "mpquic" and not args.server_cmd:
+        for _ in range(50):  # the client pins the certificate the server just made
+            if os.path.exists(cert):
+                break
+            time.sleep(0.1)
     stop = threading.Event()
     t0 = time.time()
 

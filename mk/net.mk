@@ -1,6 +1,6 @@
 # Real-network emulation targets (network namespaces, Mininet, kernel MPTCP).
 # Include from a top-level Makefile, or run alone:
-#   make -f mk/net.mk net-deps | net-bins | netns-test | mininet-demo | netns-clean
+#   make -f mk/net.mk net-deps | net-bins | netns-test | netns-compare | mininet-demo | netns-clean
 # Everything but net-bins needs root.
 
 # Remember the default goal: an included fragment must not become `make`'s
@@ -11,7 +11,7 @@ NET_BIN      ?= $(CURDIR)/bin
 NET_PYTHON   ?= /usr/bin/python3
 NET_APT_PKGS ?= iproute2 iptables iputils-ping ethtool util-linux kmod mininet bridge-utils iperf3 mptcpd python3
 
-.PHONY: net-deps net-bins netns-test mininet-demo netns-clean
+.PHONY: net-deps net-bins netns-test netns-compare mininet-demo netns-clean
 
 # Installs only what is missing; does nothing when all are present.
 net-deps:
@@ -24,12 +24,20 @@ net-deps:
 	else echo "net-deps: all present"; fi
 
 net-bins:
-	go build -o $(NET_BIN)/ ./cmd/mpq-delayd ./cmd/mpq-netns ./cmd/mptcp-baseline
+	go build -o $(NET_BIN)/ ./cmd/mpq-delayd ./cmd/mpq-netns ./cmd/mptcp-baseline ./cmd/mpquic-server ./cmd/mpquic-client
 
 # The root CI test: 2-path topology (20 Mbit/s/10 ms, 10 Mbit/s/30 ms, lossless
-# and 0.5% loss), RTT/rate check, 20 MB over kernel MPTCP (reno).
-netns-test: net-deps
+# and 0.5% loss), RTT/rate check, 20 MB over kernel MPTCP (reno) and over
+# multipath QUIC (minRTT, redundant), and a download losing path 2 midway.
+# The test builds its own copies of the binaries; net-bins also puts them in
+# $(NET_BIN) for manual runs.
+netns-test: net-deps net-bins
 	MPQ_NETNS=1 go test -count=1 -v -timeout 15m ./test/netns/
+
+# The closing-note figure: every scheduler, then the best one against kernel
+# MPTCP (3 alternating runs each), lossless and 0.5% loss.
+netns-compare: net-deps net-bins
+	MPQ_NETNS=1 go test -count=1 -v -timeout 30m -run Compare ./test/netns/
 
 # Mininet: the two-path topology with a handoff (path 2 down at 4 s, up at
 # 8 s) and LLHD scenario #1 through its router chains, kernel MPTCP payload.

@@ -51,6 +51,7 @@ func main() {
 	h3Addr := fs.String("h3-addr", "", "also serve the files over plain single-path QUIC on this UDP address (baseline)")
 	qlog := fs.String("qlog", "", "write one qlog file per path connection into this directory")
 	verbose := fs.Bool("v", false, "log every session and request")
+	segSize := fs.Int("segment-size", 0, "segment payload, bytes (0: session default, 1200; larger segments span QUIC packets once the path MTU allows bigger packets)")
 	_ = fs.Parse(os.Args[1:])
 	if *list {
 		for _, n := range sched.Names() {
@@ -76,7 +77,8 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	if err := run(*addr, *dir, *schedName, *h3Addr, *qlog, *verbose, tlsConf); err != nil {
+	cfg := &session.Config{Scheduler: *schedName, QlogDir: *qlog, SegmentSize: *segSize}
+	if err := run(*addr, *dir, *h3Addr, *verbose, cfg, tlsConf); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -123,7 +125,7 @@ func serverTLS(certFile, keyFile, devDir, name string) (*tls.Config, error) {
 	return pair.Server, nil
 }
 
-func run(addr, dir, schedName, h3Addr, qlog string, verbose bool, tlsConf *tls.Config) error {
+func run(addr, dir, h3Addr string, verbose bool, cfg *session.Config, tlsConf *tls.Config) error {
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return err
@@ -133,7 +135,6 @@ func run(addr, dir, schedName, h3Addr, qlog string, verbose bool, tlsConf *tls.C
 		return err
 	}
 	defer pc.Close()
-	cfg := &session.Config{Scheduler: schedName, QlogDir: qlog}
 	if verbose {
 		cfg.Logf = log.Printf
 	}
@@ -162,7 +163,7 @@ func run(addr, dir, schedName, h3Addr, qlog string, verbose bool, tlsConf *tls.C
 		defer sp.Close()
 		log.Printf("single-path baseline (HTTP/1.1 over one plain QUIC connection, ALPN %s) on %v", mpfile.SinglePathALPN, sp.Addr())
 	}
-	log.Printf("serving %s on %v (multipath QUIC, scheduler %s; FILE and HTTP on session streams)", dir, ln.Addr(), schedName)
+	log.Printf("serving %s on %v (multipath QUIC, scheduler %s; FILE and HTTP on session streams)", dir, ln.Addr(), cfg.Scheduler)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	errc := make(chan error, 1)
