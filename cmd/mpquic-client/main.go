@@ -215,6 +215,9 @@ func parseBackup(s string) ([]bool, error) {
 		if err != nil || n < 1 || n > sched.MaxPaths {
 			return nil, fmt.Errorf("-backup: %q is not a path number from 1 to %d", f, sched.MaxPaths)
 		}
+		if n == 1 {
+			return nil, errors.New("-backup: path 1 carries the session's handshake and cannot be a backup")
+		}
 		for len(out) < n {
 			out = append(out, false)
 		}
@@ -294,12 +297,23 @@ func (c *client) download(ctx context.Context, target string, viaHTTP bool) metr
 	}
 	cfg := &session.Config{Scheduler: c.o.scheduler, QlogDir: c.o.qlog, Logf: c.logf}
 	start := time.Now()
-	s, err := mpfile.Connect(ctx, pcs, remote, c.tls, cfg, c.backup, c.o.connectTimeout, c.logf)
+	s, err := mpfile.Connect(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
 	if err != nil {
 		finish(false)
 		return fail(err)
 	}
 	defer s.CloseWithError(nil)
+	// Further paths join while the download starts on the first one.
+	joinCtx, stopJoin := context.WithCancel(ctx)
+	joined := make(chan int, 1)
+	var extraBackup []bool
+	if len(c.backup) > 1 {
+		extraBackup = c.backup[1:]
+	}
+	go func() {
+		joined <- mpfile.JoinPaths(joinCtx, s, pcs[1:], remote, extraBackup, c.o.connectTimeout, c.logf)
+	}()
+	defer func() { stopJoin(); <-joined }()
 	stopOnCancel := context.AfterFunc(ctx, func() { s.CloseWithError(context.Cause(ctx)) })
 	defer stopOnCancel()
 	var d mpfile.Download

@@ -126,6 +126,8 @@ func serverTLS(certFile, keyFile, devDir, name string) (*tls.Config, error) {
 }
 
 func run(addr, dir, h3Addr string, verbose bool, cfg *session.Config, tlsConf *tls.Config) error {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return err
@@ -164,8 +166,6 @@ func run(addr, dir, h3Addr string, verbose bool, cfg *session.Config, tlsConf *t
 		log.Printf("single-path baseline (HTTP/1.1 over one plain QUIC connection, ALPN %s) on %v", mpfile.SinglePathALPN, sp.Addr())
 	}
 	log.Printf("serving %s on %v (multipath QUIC, scheduler %s; FILE and HTTP on session streams)", dir, ln.Addr(), cfg.Scheduler)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

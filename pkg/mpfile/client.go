@@ -76,41 +76,50 @@ func ListenPaths(list string, remote *net.UDPAddr) ([]*net.UDPConn, error) {
 	return out, nil
 }
 
-// Connect dials a session to remote over conns[0] and joins conns[1:] as
-// further paths (backup[i] marks path i as a backup). The first path must
-// come up within timeout; a further path that fails to join is reported
-// through logf and skipped, so a dead interface does not stop a download.
-// The session takes the sockets over but never closes them: close conns
-// after the session has ended.
-func Connect(ctx context.Context, conns []net.PacketConn, remote net.Addr, tlsConf *tls.Config, cfg *session.Config, backup []bool, timeout time.Duration, logf func(string, ...any)) (*session.Session, error) {
+// Connect dials a session to remote over conns[0] within timeout; the
+// remaining sockets are joined by JoinPaths. The session takes the sockets
+// over but never closes them: close conns after the session has ended.
+func Connect(ctx context.Context, conns []net.PacketConn, remote net.Addr, tlsConf *tls.Config, cfg *session.Config, timeout time.Duration) (*session.Session, error) {
 	if len(conns) == 0 {
 		return nil, errors.New("mpfile: no path")
 	}
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	s, err := session.Dial(dctx, conns[0], remote, tlsConf, cfg)
+	timedOut := dctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	if err != nil {
-		if ctx.Err() == nil && dctx.Err() != nil {
+		if timedOut {
 			err = fmt.Errorf("no answer from %v within %v: %w", remote, timeout, err)
 		}
 		return nil, err
 	}
-	for i := 1; i < len(conns); i++ {
+	return s, nil
+}
+
+// JoinPaths adds conns as further paths of s, in order (backup[i] marks
+// conns[i] as a backup), each within timeout. A path that fails to join is
+// reported through logf and skipped, so a dead interface does not stop a
+// download. It returns how many paths joined. The client runs it while the
+// download already goes over the first path, as MPTCP joins subflows.
+func JoinPaths(ctx context.Context, s *session.Session, conns []net.PacketConn, remote net.Addr, backup []bool, timeout time.Duration, logf func(string, ...any)) int {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	n := 0
+	for i, pc := range conns {
+		if ctx.Err() != nil {
+			break
+		}
 		actx, cancel := context.WithTimeout(ctx, timeout)
-		_, err := s.AddPath(actx, conns[i], remote, session.PathOptions{Backup: i < len(backup) && backup[i]})
+		_, err := s.AddPath(actx, pc, remote, session.PathOptions{Backup: i < len(backup) && backup[i]})
 		cancel()
 		if err != nil {
-			if ctx.Err() != nil {
-				s.CloseWithError(ctx.Err())
-				return nil, ctx.Err()
-			}
-			logf("path %d (%v): not joined: %v", i+1, conns[i].LocalAddr(), err)
+			logf("path %v: not joined: %v", pc.LocalAddr(), err)
+			continue
 		}
+		n++
 	}
-	return s, nil
+	return n
 }
 
 // Meta is what a Result records beyond the measurements.
