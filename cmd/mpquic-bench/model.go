@@ -1,10 +1,316 @@
 package main
 
-import "github.com/mpqsched/mpqsched/pkg/bench"
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/bench"
+	"github.com/mpqsched/mpqsched/pkg/model/policy"
+	"github.com/mpqsched/mpqsched/pkg/session"
+	"github.com/mpqsched/mpqsched/sched"
+	"github.com/mpqsched/mpqsched/sched/edar"
+	"github.com/mpqsched/mpqsched/sched/minrtt"
+)
+
+// EdAR in mpquic-bench.
+//
+//   - "edar" is EdAR-p: the greedy policy μ(s) = argmax_a Q(s, a) of the
+//     offline model (-edar-model, default testdata/edar.onnx, found from any
+//     directory of the module).
+//   - "edar-o" is EdAR-o (§V.C): ε-greedy over a live model file that an
+//     asynchronous trainer (training/edar/online.sh) keeps replacing; every
+//     transition goes to a replay store that is spooled to the online
+//     directory for that trainer, and an edar.Watcher hot-swaps the policy
+//     of the running schedulers between decision intervals.
+//
+// The model runs on onnxruntime, or on the pure-Go backend if the library is
+// missing (logged). If the model is missing, corrupt or synthetic the run
+// uses minRTT, the error is logged on stderr and the run is recorded under
+// the scheduler name "<name>-minrtt-fallback", so no table ever shows
+// minRTT's numbers as EdAR's.
+const (
+	// EnvOnlineDir is the EdAR-o working directory: model.onnx (the live
+	// model, copied from -edar-model on first use) and replay/replay-<pid>.edar
+	// (each process's replay spool; point training/edar/online.sh at the
+	// replay directory). Default: results/edar-online.
+	EnvOnlineDir = "MPQ_EDAR_ONLINE_DIR"
+	// EnvEpsilon is EdAR-o's exploration probability ε in [0, 1]; 0 is the
+	// greedy policy used once online learning ends. Default 0.1.
+	EnvEpsilon = "MPQ_EDAR_EPSILON"
+	// defaultEpsilon is ε when EnvEpsilon is unset.
+	defaultEpsilon = 0.1
+	// onlineReportInterval is the receiver-report period of EdAR-o runs,
+	// bytes-free: shorter than every TI of the EdAR scenarios (≥ 40 ms), so
+	// nearly every TI gets a reward (the session default of 100 ms would
+	// drop most transitions); the same period cmd/edar-collect uses.
+	onlineReportInterval = 20 * time.Millisecond
+	// replayCapacity is the replay store size per process, transitions
+	// (about 2.3 KiB each in memory, 608 bytes spooled).
+	replayCapacity = 20000
+	// spoolEvery is how many new transitions trigger a spool of the replay
+	// store; checkEvery how many trigger a look at the live model file.
+	spoolEvery = 1000
+	checkEvery = 25
+	// timedEndSlack: a timed EdAR-o run's flow is ended this long before
+	// the run's end, measured from the first data received.
+	timedEndSlack = 500 * time.Millisecond
+)
 
 // defaultModel is the EdAR model file used when -edar-model is not given.
 func defaultModel() string { return "testdata/edar.onnx" }
 
+// models caches the loaded policies of this process (one per model file).
+var models = policy.Cache{Options: policy.Options{Log: edarLog}}
+
+// edarLog writes one EdAR line to stderr (a virtual-time child's stderr is
+// shown by the parent when the child fails).
+func edarLog(s string) { fmt.Fprintln(os.Stderr, "mpquic-bench:", s) }
+
 // configureScheduler sets up schedulers that need more than their registry
 // name (EdAR's model).
-func configureScheduler(r *bench.Run, j job) error { return nil }
+func configureScheduler(r *bench.Run, j job) error {
+	if j.Scheduler != edar.Name && j.Scheduler != edar.NameOnline {
+		return nil
+	}
+	model := j.Model
+	if model == "" {
+		model = defaultModel()
+	}
+	model = policy.Resolve(model)
+	reward := edar.RewardWithBuffer(uint64(r.RecvWindow))
+	if r.RecvWindow == 0 {
+		reward = edar.RewardWithBuffer(session.DefaultRecvWindow)
+	}
+	// The client only sends the request; the server is the data sender.
+	r.NewScheduler = func() sched.Scheduler { return &minrtt.Scheduler{} }
+	if j.Scheduler == edar.NameOnline {
+		return configureOnline(r, j, model, reward)
+	}
+	p, backend, first, err := models.Get(model)
+	if err != nil {
+		fallback(r, j, model, err, first)
+		return nil
+	}
+	if first {
+		edarLog(fmt.Sprintf("edar: EdAR-p model %s on %s", model, backend))
+	}
+	r.NewServerScheduler = func() sched.Scheduler {
+		return edar.New(edar.Config{Policy: p, Reward: reward, Log: edarLog})
+	}
+	return nil
+}
+
+// fallback makes r a minRTT run recorded as "<scheduler>-minrtt-fallback".
+func fallback(r *bench.Run, j job, model string, err error, first bool) {
+	if first {
+		edarLog(fmt.Sprintf("edar: ERROR: cannot use model %s: %v; %s runs use minRTT instead and are recorded as %s-minrtt-fallback (train a model with `make train`)",
+			model, err, j.Scheduler, j.Scheduler))
+	}
+	r.Scheduler = j.Scheduler + "-minrtt-fallback"
+	r.NewScheduler = func() sched.Scheduler { return &minrtt.Scheduler{} }
+	r.NewServerScheduler = nil
+}
+
+// online is this process's EdAR-o state: one replay store, one live policy
+// shared by every EdAR-o connection, one watcher.
+var online struct {
+	once sync.Once
+	err  error
+
+	mu      sync.Mutex
+	dir     string
+	replay  *edar.Replay
+	spool   string
+	watcher *edar.Watcher
+	live    policy.Swap
+	added   int
+}
+
+// setupOnline prepares the online directory and loads the live model.
+func setupOnline(model string) error {
+	online.once.Do(func() {
+		dir := os.Getenv(EnvOnlineDir)
+		if dir == "" {
+			dir = filepath.Join("results", "edar-online")
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			online.err = err
+			return
+		}
+		live := filepath.Join(dir, "model.onnx")
+		if _, err := os.Stat(live); err != nil {
+			if online.err = copyFile(model, live); online.err != nil {
+				return
+			}
+			edarLog(fmt.Sprintf("edar: EdAR-o starts from %s, copied to %s", model, live))
+		}
+		online.dir = dir
+		online.replay = edar.NewReplay(replayCapacity)
+		if online.err = os.MkdirAll(filepath.Join(dir, "replay"), 0o755); online.err != nil {
+			return
+		}
+		online.spool = filepath.Join(dir, "replay", fmt.Sprintf("replay-%d.edar", os.Getpid()))
+		online.watcher = &edar.Watcher{
+			Path: live,
+			Load: func(path string) (edar.Policy, error) {
+				p, _, err := policy.Open(path, policy.Options{Log: edarLog})
+				return p, err
+			},
+			Apply: online.live.Set,
+			Log:   edarLog,
+			Close: true,
+		}
+		if _, err := online.watcher.Check(); err != nil {
+			online.err = err
+		}
+	})
+	return online.err
+}
+
+// configureOnline makes r an EdAR-o run.
+func configureOnline(r *bench.Run, j job, model string, reward edar.RewardConfig) error {
+	if err := setupOnline(model); err != nil {
+		fallback(r, j, model, err, true)
+		return nil
+	}
+	eps := defaultEpsilon
+	if v := os.Getenv(EnvEpsilon); v != "" {
+		e, err := strconv.ParseFloat(v, 64)
+		if err != nil || e < 0 || e > 1 {
+			return fmt.Errorf("%s=%q: want a probability in [0, 1]", EnvEpsilon, v)
+		}
+		eps = e
+	}
+	cfg := session.Config{ReportInterval: onlineReportInterval}
+	if r.SessionConfig != nil {
+		cfg = *r.SessionConfig
+		cfg.ReportInterval = onlineReportInterval
+	}
+	r.SessionConfig = &cfg
+	var srv atomic.Pointer[lockedEdAR] // set on the server's goroutine, read on the client's reader
+	r.NewServerScheduler = func() sched.Scheduler {
+		l := &lockedEdAR{s: edar.New(edar.Config{
+			Name:    edar.NameOnline,
+			Policy:  &online.live,
+			Epsilon: eps,
+			Rand:    rand.New(rand.NewPCG(uint64(j.Seed), 0xeda20)),
+			Sink:    onlineSink,
+			Reward:  reward,
+			Log:     edarLog,
+		})}
+		srv.Store(l) // session.Listen makes one to check its config; the accepted session's is the last
+		return l
+	}
+	// The flow ends when the client has every byte, or, for a timed run,
+	// within timedEndSlack of its end (counted from the first data): then
+	// EndOfFlow marks the last transition done and the replay is spooled.
+	prev := r.Hooks.Progress
+	want, timed := r.Bytes, r.Timed
+	var first time.Time
+	r.Hooks.Progress = func(got int64) {
+		if prev != nil {
+			prev(got)
+		}
+		l := srv.Load()
+		if l == nil {
+			return
+		}
+		now := time.Now()
+		if first.IsZero() {
+			first = now
+		}
+		if (timed == 0 && got >= want) || (timed > 0 && now.Sub(first) >= timed-timedEndSlack) {
+			l.end()
+		}
+	}
+	return nil
+}
+
+// onlineSink stores a transition, spools the store every spoolEvery
+// transitions for the trainer, and looks for a new model every checkEvery.
+// It runs on a scheduler's goroutine once per TI; in virtual time the file
+// work costs wall time only.
+func onlineSink(t edar.Transition) {
+	online.replay.Add(t)
+	online.mu.Lock()
+	defer online.mu.Unlock()
+	online.added++
+	if online.added%spoolEvery == 0 {
+		if _, err := online.replay.WriteFile(online.spool); err != nil {
+			edarLog(err.Error())
+		}
+	}
+	if online.added%checkEvery == 0 {
+		_, _ = online.watcher.Check() // failures are logged and keep the current model
+	}
+}
+
+// lockedEdAR serialises an EdAR scheduler so that EndOfFlow, called from the
+// client's reader when the last byte arrives, cannot race with the server's
+// Decide. Decide stays allocation-free.
+type lockedEdAR struct {
+	mu    sync.Mutex
+	s     *edar.Scheduler
+	ended bool
+}
+
+func (l *lockedEdAR) Name() string { return l.s.Name() }
+
+func (l *lockedEdAR) Decide(c *sched.ConnInfo, p []sched.PathInfo) sched.Decision {
+	l.mu.Lock()
+	d := l.s.Decide(c, p)
+	l.mu.Unlock()
+	return d
+}
+
+func (l *lockedEdAR) ReceiverReport(now time.Time, rep sched.ReceiverReport) {
+	l.mu.Lock()
+	if !l.ended {
+		l.s.ReceiverReport(now, rep)
+	}
+	l.mu.Unlock()
+}
+
+func (l *lockedEdAR) end() {
+	l.mu.Lock()
+	if !l.ended {
+		l.s.EndOfFlow()
+		l.ended = true
+	}
+	l.mu.Unlock()
+	// Spool at the end of every flow (Algorithm 2: the trajectory goes to
+	// the replay buffer when the flow completes).
+	online.mu.Lock()
+	if _, err := online.replay.WriteFile(online.spool); err != nil {
+		edarLog(err.Error())
+	}
+	online.mu.Unlock()
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := dst + ".tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}

@@ -34,8 +34,15 @@ import (
 	"github.com/mpqsched/mpqsched/sched/minrtt"
 )
 
-// Name is the registry name.
+// Name is the registry name of EdAR-p, the greedy policy of a pre-trained
+// (offline) model.
 const Name = "edar"
+
+// NameOnline is the registry name of EdAR-o (§V.C): ε-greedy over a model
+// that an asynchronous trainer keeps improving from the flows' transitions.
+// Registered without a model it behaves like "edar"; mpquic-bench gives it
+// its policy, exploration, replay store and model watcher.
+const NameOnline = "edar-o"
 
 // DefaultTI is the decision interval, before any path has an RTT sample.
 const DefaultTI = 10 * time.Millisecond
@@ -48,6 +55,7 @@ const errorLogEvery = time.Second
 // is set with SetPolicy. It logs that once with the standard logger.
 func init() {
 	sched.Register(Name, func() sched.Scheduler { return New(Config{}) })
+	sched.Register(NameOnline, func() sched.Scheduler { return New(Config{Name: NameOnline}) })
 }
 
 // Mode is an EdAR action a_t.
@@ -86,6 +94,8 @@ type Transition struct {
 // Config configures a Scheduler. The zero value is a policy-less EdAR that
 // logs with the standard logger.
 type Config struct {
+	// Name is what Name returns; "" means Name ("edar").
+	Name string
 	// Policy chooses the mode; nil means NoPolicyMode every TI.
 	Policy Policy
 	// NoPolicyMode is the mode used while there is no Policy (Algorithm 1
@@ -163,8 +173,13 @@ func New(cfg Config) *Scheduler {
 	return s
 }
 
-// Name implements sched.Scheduler.
-func (*Scheduler) Name() string { return Name }
+// Name implements sched.Scheduler: Config.Name, or Name.
+func (s *Scheduler) Name() string {
+	if s.cfg.Name != "" {
+		return s.cfg.Name
+	}
+	return Name
+}
 
 // SetPolicy swaps the policy; the new one decides from the next TI boundary
 // on, without interrupting the transfer. nil returns to NoPolicyMode.

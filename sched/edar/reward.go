@@ -101,3 +101,13 @@ func (w *reportWindow) add(now time.Time, r *sched.ReceiverReport) {
 }
 
 func (w *reportWindow) reset() { *w = reportWindow{} }
+
+// RewardWithBuffer is DefaultReward with B_t = buf, the receiver's actual
+// buffer in bytes (the receive window the session was configured with).
+func RewardWithBuffer(buf uint64) RewardConfig {
+	c := DefaultReward
+	if buf > 0 {
+		c.ReceiveBuffer = buf
+	}
+	return c
+}

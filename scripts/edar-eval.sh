@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# EdAR evaluation (docs/edar.md): every experiment runs in virtual time with
+# mpquic-bench into docs/edar/<experiment>/, then scripts/edar_report.py
+# writes docs/edar.md and its plots.
+#
+#   scripts/edar-eval.sh                 # everything (about 30-40 min on 2 shared cores)
+#   EDAR_EVAL_ONLY="handoff stable" scripts/edar-eval.sh
+#   EDAR_EVAL_REPORT_ONLY=1 scripts/edar-eval.sh    # regenerate the page only
+#
+# EdAR-o (§V.C) per experiment family: the live model starts as
+# testdata/edar.onnx; warm-up flows of the family's own scenarios with seeds
+# disjoint from the evaluation seeds run ε-greedy (ε = 0.1) while
+# training/edar/online.sh retrains asynchronously from their replay spool
+# and the runs hot-reload each new model; then the trainer stops and the
+# evaluation runs EdAR-o greedy (ε = 0) with the adapted model.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+set -f # scenario globs such as edar-setting-* are for mpquic-bench, not the shell
+
+OUT=${EDAR_EVAL_OUT:-docs/edar}
+SEEDS=${EDAR_EVAL_SEEDS:-3}
+PAR=${EDAR_EVAL_PARALLEL:-2}
+WARM=${EDAR_EVAL_WARMUP:-6}          # warm-up flows per family
+STEPS=${EDAR_EVAL_ONLINE_STEPS:-300} # gradient steps per online training round
+ONLY=${EDAR_EVAL_ONLY:-"handoff stable settings fig10 fig11"}
+SCHEDS=minrtt,blest,peekaboo,edar,edar-o
+PY=${EDAR_PY:-.venv-train/bin/python}
+BENCH=bin/mpquic-bench
+ONLINE=results/edar-online
+
+log() { printf '%s edar-eval: %s\n' "$(date -u +%T)" "$*" >&2; }
+
+# Experiments: name, then mpquic-bench scenario flags. Sizes are shrunk for
+# the CPU budget (docs/edar.md says how).
+declare -A FLAGS=(
+	[handoff]="-scenarios edar-handoff"
+	[stable]="-scenario-file docs/edar/scenarios/edar-handoff-stable.json"
+	[settings]="-scenarios edar-setting-* -max-bytes 5000000"
+	[fig10]="-scenarios edar-fig10-delay -max-bytes 4000000"
+	[fig11]="-scenarios edar-fig11-loss -max-bytes 4000000"
+)
+# The EdAR-o model of the stable runs is the handoff family's.
+declare -A FAMILY=([handoff]=handoff [stable]=handoff [settings]=settings [fig10]=fig10 [fig11]=fig11)
+
+# adapt FAMILY: online learning for one experiment family.
+adapt() {
+	local fam=$1 dir=$ONLINE/$1
+	rm -rf "$dir"
+	mkdir -p "$dir/replay"
+	cp testdata/edar.onnx "$dir/model.onnx"
+	log "$fam: EdAR-o online learning, $WARM warm-up flows (ε = 0.1), trainer every new spool"
+	setsid training/edar/online.sh "$dir/replay" "$dir/model.onnx" "$STEPS" 2 >"$dir/trainer.log" 2>&1 &
+	local tpid=$!
+	local t0=$(date +%s)
+	# shellcheck disable=SC2086
+	MPQ_EDAR_ONLINE_DIR=$dir MPQ_EDAR_EPSILON=0.1 $BENCH run -schedulers edar-o ${FLAGS[$fam]} \
+		-seed 1001 -seeds "$WARM" -parallel 1 -out "$dir/warmup" -no-report -q >/dev/null || true
+	# Let the trainer consume the last spool: wait until the model is newer
+	# than every spool file (at most 5 minutes).
+	local newest
+	for _ in $(seq 150); do
+		newest=$(find "$dir/replay" -name '*.edar' -newer "$dir/model.onnx" | head -1)
+		[ -z "$newest" ] && ! pgrep -g "$tpid" -f train.py >/dev/null && break
+		sleep 2
+	done
+	kill -- -"$tpid" 2>/dev/null || true
+	wait "$tpid" 2>/dev/null || true
+	local rounds
+	rounds=$(grep -c '^wrote ' "$dir/trainer.log" || true)
+	log "$fam: online learning done in $(( $(date +%s) - t0 )) s, $rounds training rounds"
+	printf '{"family":"%s","warmup_flows":%d,"training_rounds":%d,"steps_per_round":%d,"seconds":%d}\n' \
+		"$fam" "$WARM" "$rounds" "$STEPS" "$(( $(date +%s) - t0 ))" >"$dir/online.json"
+}
+
+if [ -z "${EDAR_EVAL_REPORT_ONLY:-}" ]; then
+	go build -o bin/ ./cmd/mpquic-bench
+	[ -f testdata/edar.onnx ] || { echo "edar-eval: testdata/edar.onnx missing: run make train" >&2; exit 1; }
+	declare -A adapted=()
+	for exp in $ONLY; do
+		fam=${FAMILY[$exp]}
+		if [ -z "${adapted[$fam]:-}" ] && [ ! -f "$ONLINE/$fam/online.json" -o -n "${EDAR_EVAL_READAPT:-}" ]; then
+			adapt "$fam"
+		fi
+		adapted[$fam]=1
+		mkdir -p "$OUT/$exp"
+		cp "$ONLINE/$fam/online.json" "$OUT/$exp/online.json"
+		log "$exp: running $SCHEDS, $SEEDS seeds"
+		t0=$(date +%s)
+		# shellcheck disable=SC2086
+		MPQ_EDAR_ONLINE_DIR=$ONLINE/$fam MPQ_EDAR_EPSILON=0 $BENCH run -schedulers $SCHEDS ${FLAGS[$exp]} \
+			-seed 1 -seeds "$SEEDS" -parallel "$PAR" -out "$OUT/$exp" -q >/dev/null || log "$exp: some runs failed (see $OUT/$exp/results.jsonl)"
+		printf '{"experiment":"%s","flags":"%s","seeds":%d,"wall_seconds":%d}\n' "$exp" "${FLAGS[$exp]}" "$SEEDS" \
+			"$(( $(date +%s) - t0 ))" >"$OUT/$exp/run.json"
+		log "$exp: done in $(( $(date +%s) - t0 )) s"
+	done
+fi
+"$PY" scripts/edar_report.py --dir "$OUT" --out docs/edar.md
