@@ -16,7 +16,7 @@ EDAR_VENV        ?= .venv-train
 EDAR_PY          := $(EDAR_VENV)/bin/python
 EDAR_TRANSITIONS ?= training/edar/out/transitions/
 EDAR_MODEL       ?= testdata/edar.onnx
-EDAR_STEPS       ?= 10000
+EDAR_STEPS       ?= 20000
 EDAR_SEED        ?= 0
 # Data collection (cmd/edar-collect): 100 flows per setting i-iii as in the
 # paper, of 10-25 MB (the paper: 10-100 MB), scaled down for 2 shared cores,

@@ -62,22 +62,26 @@ def main(argv=None):
     opt_state = opt.init(params)
     gamma, tau = a.gamma, a.tau
 
-    def loss_fn(p, tgt, idx):
-        q = m.q_values(p, dev["s_conn"][idx], dev["s_sub"][idx], dev["n"][idx])
-        q_sa = jnp.take_along_axis(q, dev["a"][idx][:, None].astype(jnp.int32), axis=1)[:, 0]
-        n2 = jnp.maximum(dev["n2"][idx], 1)
-        q2 = m.q_values(tgt, dev["s2_conn"][idx], dev["s2_sub"][idx], n2)
-        done = dev["done"][idx].astype(jnp.float32)
+    # The data are arguments of the jitted functions, not closed-over
+    # constants: XLA then compiles a small program in seconds instead of
+    # embedding the whole replay buffer in it (minutes for 100k transitions).
+    def loss_fn(p, tgt, data, idx):
+        q = m.q_values(p, data["s_conn"][idx], data["s_sub"][idx], data["n"][idx])
+        q_sa = jnp.take_along_axis(q, data["a"][idx][:, None].astype(jnp.int32), axis=1)[:, 0]
+        n2 = jnp.maximum(data["n2"][idx], 1)
+        q2 = m.q_values(tgt, data["s2_conn"][idx], data["s2_sub"][idx], n2)
+        done = data["done"][idx].astype(jnp.float32)
         # Algorithm 1: y_t = r_t if the flow ends after t, else r_t + gamma max_a' Q'(s', a')
-        y = dev["r"][idx] + gamma * (1 - done) * jax.lax.stop_gradient(q2.max(axis=1))
+        y = data["r"][idx] + gamma * (1 - done) * jax.lax.stop_gradient(q2.max(axis=1))
         return jnp.mean((y - q_sa) ** 2), q_sa.mean()
 
     train_idx = jnp.asarray(train)
+    n_train = len(train)
 
     @jax.jit
-    def update(p, tgt, s, key):
-        idx = train_idx[jax.random.randint(key, (a.batch,), 0, len(train))]  # uniform replay sample
-        (loss, qm), g = jax.value_and_grad(loss_fn, has_aux=True)(p, tgt, idx)
+    def update(p, tgt, s, key, data, tidx):
+        idx = tidx[jax.random.randint(key, (a.batch,), 0, n_train)]  # uniform replay sample
+        (loss, qm), g = jax.value_and_grad(loss_fn, has_aux=True)(p, tgt, data, idx)
         upd, s = opt.update(g, s, p)
         p = optax.apply_updates(p, upd)
         tgt = jax.tree_util.tree_map(lambda t, q: (1 - tau) * t + tau * q, tgt, p)  # theta' = (1-tau) theta' + tau theta
@@ -86,8 +90,8 @@ def main(argv=None):
     hold_idx = jnp.asarray(hold[:2048])  # the curve's held-out decision fraction: a fixed sample keeps it cheap
 
     @jax.jit
-    def heldout_redundant(p):
-        hq = m.q_values(p, dev["s_conn"][hold_idx], dev["s_sub"][hold_idx], dev["n"][hold_idx])
+    def heldout_redundant(p, data, hidx):
+        hq = m.q_values(p, data["s_conn"][hidx], data["s_sub"][hidx], data["n"][hidx])
         return (hq[:, 1] > hq[:, 0]).mean()
 
     key = jax.random.PRNGKey(a.seed + 1)
@@ -97,11 +101,11 @@ def main(argv=None):
     every = max(1, a.steps // 50)
     for step in range(1, a.steps + 1):
         key, sk = jax.random.split(key)
-        params, target, opt_state, loss, qm = update(params, target, opt_state, sk)
+        params, target, opt_state, loss, qm = update(params, target, opt_state, sk, dev, train_idx)
         acc_l += loss
         acc_q += qm
         if step % every == 0:
-            red = float(heldout_redundant(params))
+            red = float(heldout_redundant(params, dev, hold_idx))
             curve.append((step, float(acc_l) / every, float(acc_q) / every, red, time.time() - t_train))
             acc_l = acc_q = 0.0
     train_s = time.time() - t_train
