@@ -675,12 +675,12 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 			b.WriteString(detailTable(vs))
 			b.WriteString("\n")
 			fig := filepath.Join(base, p.key, claimsDir, v.c.id+".png")
-			if ok, err := claimFigure(fig, vs); err != nil {
+			if ok, note, err := claimFigure(fig, vs); err != nil {
 				return "", err
 			} else if ok {
 				rel := dirRel + "/" + claimsDir + "/" + v.c.id + ".png"
-				fmt.Fprintf(&b, "![%s](%s)\n\n*%s of each scheduler relative to %s's mean in the same scenario (1 = %s), with 95%% CI whiskers.*\n\n",
-					v.c.id, rel, v.c.metric.name, vs[0].baselineRef(), vs[0].baselineRef())
+				fmt.Fprintf(&b, "![%s](%s)\n\n*%s of each scheduler relative to %s's mean in the same scenario (1 = %s), with 95%% CI whiskers.%s*\n\n",
+					v.c.id, rel, v.c.metric.name, vs[0].baselineRef(), vs[0].baselineRef(), note)
 			}
 			notAgree := false
 			for _, w := range vs {
@@ -857,7 +857,7 @@ func shrinkTable(rows []shrinkRow) string {
 
 // claimFigure plots, per scenario, each scheduler's mean of the claim's
 // metric relative to the reference baseline's mean, with 95% CI whiskers.
-func claimFigure(path string, vs []verdictRow) (bool, error) {
+func claimFigure(path string, vs []verdictRow) (bool, string, error) {
 	ref := vs[0].baselineRef()
 	scheds := append([]string{vs[0].c.sched}, vs[0].c.baselines...)
 	var scens []string
@@ -872,11 +872,12 @@ func claimFigure(path string, vs []verdictRow) (bool, error) {
 	slices.Sort(scens)
 	scens = slices.Compact(scens)
 	if len(scens) == 0 {
-		return false, nil
+		return false, "", nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return false, err
+		return false, "", err
 	}
+	var off []string // points beyond offChart, left out so that the rest stay readable
 	p := plot.New()
 	m := vs[0].c.metric
 	p.Title.Text = fmt.Sprintf("%s relative to %s", m.name, ref)
@@ -895,6 +896,10 @@ func claimFigure(path string, vs []verdictRow) (bool, error) {
 			if math.IsNaN(ci) {
 				ci = 0
 			}
+			if q := x.Mean / r.Mean; q > offChart {
+				off = append(off, fmt.Sprintf("%s %.2f× in %s", s, q, scn))
+				continue
+			}
 			pts = append(pts, plotter.XY{X: float64(j) + 0.7*((float64(i)+0.5)/k-0.5), Y: x.Mean / r.Mean})
 			errs = append(errs, struct{ Low, High float64 }{ci, ci})
 		}
@@ -903,7 +908,7 @@ func claimFigure(path string, vs []verdictRow) (bool, error) {
 		}
 		sc, err := plotter.NewScatter(pts)
 		if err != nil {
-			return false, err
+			return false, "", err
 		}
 		sc.GlyphStyle.Color = plotutil.Color(i)
 		sc.GlyphStyle.Shape = plotutil.Shape(i)
@@ -938,10 +943,18 @@ func claimFigure(path string, vs []verdictRow) (bool, error) {
 	p.Add(plotter.NewGrid())
 	w := max(6.4*vg.Inch, vg.Length(len(scens))*0.75*vg.Inch)
 	if err := p.Save(w, 4.2*vg.Inch, path); err != nil {
-		return false, err
+		return false, "", err
 	}
-	return true, nil
+	note := ""
+	if len(off) > 0 {
+		note = fmt.Sprintf(" Left out as more than %g× the reference: %s.", offChart, strings.Join(off, "; "))
+	}
+	return true, note, nil
 }
+
+// offChart is the largest ratio to the reference baseline a claim figure
+// shows; larger ones (the redundant scheduler's FCT) would flatten the rest.
+const offChart = 2.0
 
 // reportFigure names a figure written by report.Plots: kind and scenario.
 func reportFigure(kind, scn string) string { return kind + "_" + slugRE.ReplaceAllString(scn, "_") }
