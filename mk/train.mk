@@ -16,14 +16,14 @@ EDAR_VENV        ?= .venv-train
 EDAR_PY          := $(EDAR_VENV)/bin/python
 EDAR_TRANSITIONS ?= training/edar/out/transitions/
 EDAR_MODEL       ?= testdata/edar.onnx
-EDAR_STEPS       ?= 20000
+EDAR_STEPS       ?= 10000
 EDAR_SEED        ?= 0
 # Data collection (cmd/edar-collect): 100 flows per setting i-iii as in the
 # paper, of 10-25 MB (the paper: 10-100 MB), scaled down for 2 shared cores,
 # see docs/edar.md. EDAR_COLLECT_ARGS overrides.
 EDAR_COLLECT_ARGS ?= -settings i,ii,iii -flows 100 -min-bytes 10000000 -max-bytes 25000000 -seed 1
 EDAR_DOCS        ?= docs/edar
-EDAR_TRAIN_ARGS  ?=
+EDAR_TRAIN_ARGS  ?= --randomize-prev-action
 EDAR_SYNTH_DIR   ?= training/edar/out/synthetic
 
 $(EDAR_VENV)/.installed: training/edar/requirements.txt

@@ -3,7 +3,7 @@
 # mpquic-bench into docs/edar/<experiment>/, then scripts/edar_report.py
 # writes docs/edar.md and its plots.
 #
-#   scripts/edar-eval.sh                 # everything (about 30-40 min on 2 shared cores)
+#   scripts/edar-eval.sh                 # everything (about 40 min on 2 shared, busy cores)
 #   EDAR_EVAL_ONLY="handoff stable" scripts/edar-eval.sh
 #   EDAR_EVAL_REPORT_ONLY=1 scripts/edar-eval.sh    # regenerate the page only
 #
@@ -18,9 +18,7 @@ cd "$(dirname "$0")/.."
 set -f # scenario globs such as edar-setting-* are for mpquic-bench, not the shell
 
 OUT=${EDAR_EVAL_OUT:-docs/edar}
-SEEDS=${EDAR_EVAL_SEEDS:-3}
 PAR=${EDAR_EVAL_PARALLEL:-2}
-WARM=${EDAR_EVAL_WARMUP:-6}          # warm-up flows per family
 STEPS=${EDAR_EVAL_ONLINE_STEPS:-300} # gradient steps per online training round
 ONLY=${EDAR_EVAL_ONLY:-"handoff stable settings fig10 fig11"}
 SCHEDS=minrtt,blest,peekaboo,edar,edar-o
@@ -41,6 +39,12 @@ declare -A FLAGS=(
 )
 # The EdAR-o model of the stable runs is the handoff family's.
 declare -A FAMILY=([handoff]=handoff [stable]=handoff [settings]=settings [fig10]=fig10 [fig11]=fig11)
+# Evaluation seeds per experiment (seeds 1..N), and EdAR-o warm-up seeds per
+# family (seeds 1001.., each seed one flow of every scenario of the family:
+# 3 handoff runs, 5 settings, 5 delays, 6 loss rates).
+declare -A SEEDS=([handoff]=3 [stable]=2 [settings]=2 [fig10]=2 [fig11]=2)
+declare -A WARM=([handoff]=3 [settings]=1 [fig10]=1 [fig11]=1)
+[ -n "${EDAR_EVAL_SEEDS:-}" ] && for k in "${!SEEDS[@]}"; do SEEDS[$k]=$EDAR_EVAL_SEEDS; done
 
 # adapt FAMILY: online learning for one experiment family.
 adapt() {
@@ -48,13 +52,13 @@ adapt() {
 	rm -rf "$dir"
 	mkdir -p "$dir/replay"
 	cp testdata/edar.onnx "$dir/model.onnx"
-	log "$fam: EdAR-o online learning, $WARM warm-up flows (ε = 0.1), trainer every new spool"
+	log "$fam: EdAR-o online learning, warm-up seeds 1001..$((1000 + WARM[$fam])) (ε = 0.1), trainer on every new spool"
 	setsid training/edar/online.sh "$dir/replay" "$dir/model.onnx" "$STEPS" 2 >"$dir/trainer.log" 2>&1 &
 	local tpid=$!
 	local t0=$(date +%s)
 	# shellcheck disable=SC2086
 	MPQ_EDAR_ONLINE_DIR=$dir MPQ_EDAR_EPSILON=0.1 $BENCH run -schedulers edar-o ${FLAGS[$fam]} \
-		-seed 1001 -seeds "$WARM" -parallel 1 -out "$dir/warmup" -no-report -q >/dev/null || true
+		-seed 1001 -seeds "${WARM[$fam]}" -parallel "$PAR" -out "$dir/warmup" -no-report -q >/dev/null || true
 	# Let the trainer consume the last spool: wait until the model is newer
 	# than every spool file (at most 5 minutes).
 	local newest
@@ -66,10 +70,12 @@ adapt() {
 	kill -- -"$tpid" 2>/dev/null || true
 	wait "$tpid" 2>/dev/null || true
 	local rounds
-	rounds=$(grep -c '^wrote ' "$dir/trainer.log" || true)
+	rounds=$(grep -c '^wrote ' "$dir/trainer.log" 2>/dev/null || true)
 	log "$fam: online learning done in $(( $(date +%s) - t0 )) s, $rounds training rounds"
+	local flows
+	flows=$(grep -c . "$dir/warmup/results.jsonl" 2>/dev/null || true)
 	printf '{"family":"%s","warmup_flows":%d,"training_rounds":%d,"steps_per_round":%d,"seconds":%d}\n' \
-		"$fam" "$WARM" "$rounds" "$STEPS" "$(( $(date +%s) - t0 ))" >"$dir/online.json"
+		"$fam" "${flows:-0}" "${rounds:-0}" "$STEPS" "$(( $(date +%s) - t0 ))" >"$dir/online.json"
 }
 
 if [ -z "${EDAR_EVAL_REPORT_ONLY:-}" ]; then
@@ -84,12 +90,12 @@ if [ -z "${EDAR_EVAL_REPORT_ONLY:-}" ]; then
 		adapted[$fam]=1
 		mkdir -p "$OUT/$exp"
 		cp "$ONLINE/$fam/online.json" "$OUT/$exp/online.json"
-		log "$exp: running $SCHEDS, $SEEDS seeds"
+		log "$exp: running $SCHEDS, ${SEEDS[$exp]} seeds"
 		t0=$(date +%s)
 		# shellcheck disable=SC2086
 		MPQ_EDAR_ONLINE_DIR=$ONLINE/$fam MPQ_EDAR_EPSILON=0 $BENCH run -schedulers $SCHEDS ${FLAGS[$exp]} \
-			-seed 1 -seeds "$SEEDS" -parallel "$PAR" -out "$OUT/$exp" -q >/dev/null || log "$exp: some runs failed (see $OUT/$exp/results.jsonl)"
-		printf '{"experiment":"%s","flags":"%s","seeds":%d,"wall_seconds":%d}\n' "$exp" "${FLAGS[$exp]}" "$SEEDS" \
+			-seed 1 -seeds "${SEEDS[$exp]}" -parallel "$PAR" -out "$OUT/$exp" -q >/dev/null || log "$exp: some runs failed (see $OUT/$exp/results.jsonl)"
+		printf '{"experiment":"%s","flags":"%s","seeds":%d,"wall_seconds":%d}\n' "$exp" "${FLAGS[$exp]}" "${SEEDS[$exp]}" \
 			"$(( $(date +%s) - t0 ))" >"$OUT/$exp/run.json"
 		log "$exp: done in $(( $(date +%s) - t0 )) s"
 	done

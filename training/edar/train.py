@@ -37,6 +37,9 @@ def main(argv=None):
     ap.add_argument("--gamma", type=float, default=0.6)
     ap.add_argument("--tau", type=float, default=0.01)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--randomize-prev-action", action="store_true",
+                    help="offline data from fixed-policy flows: replace the a_{t-1} input of s and s' by a random bit "
+                         "in every minibatch (see README)")
     ap.add_argument("--init", help="start from this ONNX model's weights (online learning)")
     ap.add_argument("--synthetic", action="store_true",
                     help="label the model as trained on synthetic transitions (not for use)")
@@ -65,11 +68,18 @@ def main(argv=None):
     # The data are arguments of the jitted functions, not closed-over
     # constants: XLA then compiles a small program in seconds instead of
     # embedding the whole replay buffer in it (minutes for 100k transitions).
-    def loss_fn(p, tgt, data, idx):
-        q = m.q_values(p, data["s_conn"][idx], data["s_sub"][idx], data["n"][idx])
+    rand_prev = a.randomize_prev_action
+
+    def loss_fn(p, tgt, data, idx, key):
+        s_conn, s2_conn = data["s_conn"][idx], data["s2_conn"][idx]
+        if rand_prev:
+            k1, k2 = jax.random.split(key)
+            s_conn = s_conn.at[:, 0].set(jax.random.bernoulli(k1, 0.5, (idx.shape[0],)).astype(jnp.float32))
+            s2_conn = s2_conn.at[:, 0].set(jax.random.bernoulli(k2, 0.5, (idx.shape[0],)).astype(jnp.float32))
+        q = m.q_values(p, s_conn, data["s_sub"][idx], data["n"][idx])
         q_sa = jnp.take_along_axis(q, data["a"][idx][:, None].astype(jnp.int32), axis=1)[:, 0]
         n2 = jnp.maximum(data["n2"][idx], 1)
-        q2 = m.q_values(tgt, data["s2_conn"][idx], data["s2_sub"][idx], n2)
+        q2 = m.q_values(tgt, s2_conn, data["s2_sub"][idx], n2)
         done = data["done"][idx].astype(jnp.float32)
         # Algorithm 1: y_t = r_t if the flow ends after t, else r_t + gamma max_a' Q'(s', a')
         y = data["r"][idx] + gamma * (1 - done) * jax.lax.stop_gradient(q2.max(axis=1))
@@ -80,8 +90,9 @@ def main(argv=None):
 
     @jax.jit
     def update(p, tgt, s, key, data, tidx):
+        key, kr = jax.random.split(key)
         idx = tidx[jax.random.randint(key, (a.batch,), 0, n_train)]  # uniform replay sample
-        (loss, qm), g = jax.value_and_grad(loss_fn, has_aux=True)(p, tgt, data, idx)
+        (loss, qm), g = jax.value_and_grad(loss_fn, has_aux=True)(p, tgt, data, idx, kr)
         upd, s = opt.update(g, s, p)
         p = optax.apply_updates(p, upd)
         tgt = jax.tree_util.tree_map(lambda t, q: (1 - tau) * t + tau * q, tgt, p)  # theta' = (1-tau) theta' + tau theta
@@ -109,6 +120,12 @@ def main(argv=None):
             curve.append((step, float(acc_l) / every, float(acc_q) / every, red, time.time() - t_train))
             acc_l = acc_q = 0.0
     train_s = time.time() - t_train
+    hq = np.asarray(m.q_values(params, d["s_conn"][hold], d["s_sub"][hold], d["n"][hold]))
+    red = hq[:, 1] > hq[:, 0]
+    prev = d["s_conn"][hold][:, 0]
+    by = {f"prev_{int(v)}": round(float(red[prev == v].mean()), 3) for v in (0, 1) if (prev == v).any()}
+    by.update({f"flow_action_{v}": round(float(red[d["a"][hold] == v].mean()), 3) for v in (0, 1) if (d["a"][hold] == v).any()})
+    print(f"held-out greedy decisions: {red.mean():.3f} redundant overall; by a_(t-1) and by the transition's action: {by}", flush=True)
     print(f"trained {a.steps} steps in {train_s:.1f} s ({1e3 * train_s / a.steps:.2f} ms/step incl. JIT); "
           f"final loss {curve[-1][1]:.4f}", flush=True)
 
@@ -131,7 +148,8 @@ def main(argv=None):
     os.replace(tmp, a.out)  # atomic: a watching scheduler never reads half a model
     write_curve(a.out, curve)
     write_golden(a.out, params, d, hold[:8])
-    summary = {"transitions": N, "steps": a.steps, "train_seconds": round(train_s, 2),
+    summary = {"heldout_redundant": round(float(red.mean()), 3), "heldout_redundant_by": by,
+               "randomize_prev_action": bool(rand_prev), "transitions": N, "steps": a.steps, "train_seconds": round(train_s, 2),
                "total_seconds": round(time.time() - t_start, 2), "parity_max_abs": err,
                "params": m.count_params(params), "bytes": len(blob), "synthetic": a.synthetic}
     print(f"wrote {a.out} ({len(blob)} bytes, {summary['params']} params); "
