@@ -9,7 +9,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 py="${EDAR_PY:-$here/../../.venv-train/bin/python}"
 last=""
 while true; do
-	if [ -f "$replay" ]; then
+	if [ -e "$replay" ]; then
 		stamp="$(stat -c '%Y %s' "$replay")"
 		if [ "$stamp" != "$last" ]; then
 			last="$stamp"
