@@ -2,9 +2,12 @@
 # EdAR-o trainer loop (§V.C): retrain from the live model whenever the replay
 # spool changes, and replace the model atomically for the Go edar.Watcher.
 #
-#   training/edar/online.sh REPLAY.edar MODEL.onnx [STEPS] [POLL_SECONDS]
+#   training/edar/online.sh REPLAY MODEL.onnx [STEPS] [POLL_SECONDS]
+#
+# REPLAY is a transition file or a directory of them (mpquic-bench's EdAR-o
+# spools one file per process into $MPQ_EDAR_ONLINE_DIR/replay/).
 set -euo pipefail
-replay="$1" model="$2" steps="${3:-500}" poll="${4:-5}"
+replay="$(realpath -m "$1")" model="$(realpath -m "$2")" steps="${3:-500}" poll="${4:-5}" # absolute: train.py runs in $here
 here="$(cd "$(dirname "$0")" && pwd)"
 py="${EDAR_PY:-$here/../../.venv-train/bin/python}"
 last=""
