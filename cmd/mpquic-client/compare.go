@@ -88,7 +88,7 @@ func (c *client) singlePath(ctx context.Context, target string, num int, item st
 		return res(mpfile.Download{}, 0, err)
 	}
 	defer sc.Close()
-	d, err := mpfile.HTTPGet(ctx, sc.HTTP, "http://single"+ensureSlash(target), w, c.progress(fmt.Sprintf("single path %d %s", num, target)))
+	d, err := mpfile.HTTPGet(ctx, sc.HTTP, mpfile.SinglePathScheme+"://single"+ensureSlash(target), w, c.progress(fmt.Sprintf("single path %d %s", num, target)))
 	fct := time.Since(start)
 	finish(err == nil)
 	r := res(d, fct, err)

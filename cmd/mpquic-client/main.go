@@ -77,6 +77,7 @@ type options struct {
 	timeout        time.Duration
 	quiet          bool
 	verbose        bool
+	recvWindow     int // bytes
 }
 
 func main() {
@@ -108,6 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.qlog, "qlog", "", "write one qlog file per path connection into this directory")
 	fs.DurationVar(&o.connectTimeout, "connect-timeout", 10*time.Second, "give up if a path's handshake takes longer")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up if the whole download takes longer")
+	fs.IntVar(&o.recvWindow, "recv-window", 0, "session receive window (reorder buffer + unread data), bytes (0: session default, 4 MiB)")
 	fs.BoolVar(&o.quiet, "q", false, "no progress display")
 	fs.BoolVar(&o.verbose, "v", false, "log path events")
 	pos, err := parseInterleaved(fs, args)
@@ -295,7 +297,7 @@ func (c *client) download(ctx context.Context, target string, viaHTTP bool) metr
 	if err != nil {
 		return fail(err)
 	}
-	cfg := &session.Config{Scheduler: c.o.scheduler, QlogDir: c.o.qlog, Logf: c.logf}
+	cfg := &session.Config{Scheduler: c.o.scheduler, QlogDir: c.o.qlog, Logf: c.logf, RecvWindow: c.o.recvWindow}
 	start := time.Now()
 	s, err := mpfile.Connect(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
 	if err != nil {

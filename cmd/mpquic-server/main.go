@@ -51,6 +51,7 @@ func main() {
 	h3Addr := fs.String("h3-addr", "", "also serve the files over plain single-path QUIC on this UDP address (baseline)")
 	qlog := fs.String("qlog", "", "write one qlog file per path connection into this directory")
 	verbose := fs.Bool("v", false, "log every session and request")
+	failTO := fs.Duration("failure-timeout", 0, "floor of the no-progress time that marks a path potentially failed (0: session default, 300ms)")
 	segSize := fs.Int("segment-size", 0, "segment payload, bytes (0: session default, 1200; larger segments span QUIC packets once the path MTU allows bigger packets)")
 	_ = fs.Parse(os.Args[1:])
 	if *list {
@@ -77,7 +78,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	cfg := &session.Config{Scheduler: *schedName, QlogDir: *qlog, SegmentSize: *segSize}
+	cfg := &session.Config{Scheduler: *schedName, QlogDir: *qlog, SegmentSize: *segSize, FailureTimeout: *failTO}
 	if err := run(*addr, *dir, *h3Addr, *verbose, cfg, tlsConf); err != nil {
 		log.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func run(addr, dir, h3Addr string, verbose bool, cfg *session.Config, tlsConf *t
 			return err
 		}
 		defer sp.Close()
-		log.Printf("single-path baseline (HTTP/1.1 over one plain QUIC connection, ALPN %s) on %v", mpfile.SinglePathALPN, sp.Addr())
+		log.Printf("single-path baseline (%s, ALPN %s) on %v", mpfile.SinglePathProto, mpfile.SinglePathALPN, sp.Addr())
 	}
 	log.Printf("serving %s on %v (multipath QUIC, scheduler %s; FILE and HTTP on session streams)", dir, ln.Addr(), cfg.Scheduler)
 	errc := make(chan error, 1)

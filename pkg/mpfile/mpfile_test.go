@@ -240,7 +240,7 @@ func TestSinglePath(t *testing.T) {
 	}
 	defer sc.Close()
 	h := sha256.New()
-	d, err := HTTPGet(context.Background(), sc.HTTP, "http://single/f", h, nil)
+	d, err := HTTPGet(context.Background(), sc.HTTP, SinglePathScheme+"://single/f", h, nil)
 	if err != nil || !d.SHA256OK || [32]byte(h.Sum(nil)) != sha256.Sum256(want) {
 		t.Fatalf("%v %+v", err, d)
 	}

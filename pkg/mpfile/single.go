@@ -1,3 +1,5 @@
+//go:build !http3
+
 package mpfile
 
 import (
@@ -12,10 +14,15 @@ import (
 	"github.com/quic-go/quic-go"
 )
 
-// SinglePathALPN is the TLS application protocol of the single-path
-// baseline: HTTP/1.1, one request connection per QUIC stream, over one
-// plain quic-go connection (no multipath layer).
-const SinglePathALPN = "mpqsched-h1"
+// The single-path baseline in the default build: HTTP/1.1, one request
+// connection per QUIC stream, over one plain quic-go connection (no
+// multipath layer). Build with -tags http3 for HTTP/3 instead (single_h3.go;
+// it needs the go.sum entries of github.com/quic-go/qpack).
+const (
+	SinglePathALPN   = "mpqsched-h1" // TLS application protocol
+	SinglePathScheme = "http"        // URL scheme of requests to it
+	SinglePathProto  = "HTTP/1.1 over one plain QUIC connection"
+)
 
 // quicConn is a quic-go stream seen as a net.Conn.
 type quicConn struct {
