@@ -40,42 +40,54 @@ declare -A FLAGS=(
 # The EdAR-o model of the stable runs is the handoff family's.
 declare -A FAMILY=([handoff]=handoff [stable]=handoff [settings]=settings [fig10]=fig10 [fig11]=fig11)
 # Evaluation seeds per experiment (seeds 1..N), and EdAR-o warm-up seeds per
-# family (seeds 1001.., each seed one flow of every scenario of the family:
-# 3 handoff runs, 5 settings, 5 delays, 6 loss rates).
-declare -A SEEDS=([handoff]=3 [stable]=2 [settings]=2 [fig10]=2 [fig11]=2)
-declare -A WARM=([handoff]=3 [settings]=1 [fig10]=1 [fig11]=1)
+# round and family (seeds from 1001, never evaluated; each seed is one flow
+# of every scenario of the family: a handoff run, 5 settings, 5 delays, 6
+# loss rates).
+declare -A SEEDS=([handoff]=5 [stable]=3 [settings]=3 [fig10]=3 [fig11]=3)
+declare -A WARM=([handoff]=2 [settings]=1 [fig10]=1 [fig11]=1)
+ROUNDS=${EDAR_EVAL_ROUNDS:-4}
 [ -n "${EDAR_EVAL_SEEDS:-}" ] && for k in "${!SEEDS[@]}"; do SEEDS[$k]=$EDAR_EVAL_SEEDS; done
 
-# adapt FAMILY: online learning for one experiment family.
+# wait_trainer DIR PID: until the live model is newer than every spool file
+# and no training runs (at most 5 minutes).
+wait_trainer() {
+	local dir=$1 tpid=$2 newest
+	for _ in $(seq 150); do
+		sleep 2
+		newest=$(find "$dir/replay" -name '*.edar' -newer "$dir/model.onnx" | head -1)
+		[ -z "$newest" ] && ! pgrep -g "$tpid" -f train.py >/dev/null && return 0
+	done
+	log "trainer did not catch up within 5 minutes"
+}
+
+# adapt FAMILY: online learning for one experiment family (Algorithm 2):
+# ROUNDS rounds of warm-up flows; after each, the asynchronous trainer
+# retrains from the replay spool and the next round's runs load (and, mid-run,
+# hot-reload) the new model.
 adapt() {
 	local fam=$1 dir=$ONLINE/$1
 	rm -rf "$dir"
 	mkdir -p "$dir/replay"
 	cp testdata/edar.onnx "$dir/model.onnx"
-	log "$fam: EdAR-o online learning, warm-up seeds 1001..$((1000 + WARM[$fam])) (ε = 0.1), trainer on every new spool"
-	setsid training/edar/online.sh "$dir/replay" "$dir/model.onnx" "$STEPS" 2 >"$dir/trainer.log" 2>&1 &
-	local tpid=$!
-	local t0=$(date +%s)
-	# shellcheck disable=SC2086
-	MPQ_EDAR_ONLINE_DIR=$dir MPQ_EDAR_EPSILON=0.1 $BENCH run -schedulers edar-o ${FLAGS[$fam]} \
-		-seed 1001 -seeds "${WARM[$fam]}" -parallel "$PAR" -out "$dir/warmup" -no-report -q >/dev/null || true
-	# Let the trainer consume the last spool: wait until the model is newer
-	# than every spool file (at most 5 minutes).
-	local newest
-	for _ in $(seq 150); do
-		newest=$(find "$dir/replay" -name '*.edar' -newer "$dir/model.onnx" | head -1)
-		[ -z "$newest" ] && ! pgrep -g "$tpid" -f train.py >/dev/null && break
-		sleep 2
+	log "$fam: EdAR-o online learning, $ROUNDS rounds of warm-up seeds (${WARM[$fam]} per round, from 1001; ε = 0.1), trainer on every new spool"
+	EDAR_ONLINE_ARGS=--randomize-prev-action setsid training/edar/online.sh "$dir/replay" "$dir/model.onnx" "$STEPS" 2 >"$dir/trainer.log" 2>&1 &
+	local tpid=$! t0 round
+	t0=$(date +%s)
+	for round in $(seq "$ROUNDS"); do
+		# shellcheck disable=SC2086
+		MPQ_EDAR_ONLINE_DIR=$dir MPQ_EDAR_EPSILON=0.1 $BENCH run -schedulers edar-o ${FLAGS[$fam]} \
+			-seed $((1001 + (round - 1) * WARM[$fam])) -seeds "${WARM[$fam]}" -parallel "$PAR" -out "$dir/warmup-$round" -no-report -q >/dev/null || true
+		wait_trainer "$dir" "$tpid"
 	done
 	kill -- -"$tpid" 2>/dev/null || true
 	wait "$tpid" 2>/dev/null || true
-	local rounds
+	local rounds flows
 	rounds=$(grep -c '^wrote ' "$dir/trainer.log" 2>/dev/null || true)
-	log "$fam: online learning done in $(( $(date +%s) - t0 )) s, $rounds training rounds"
-	local flows
-	flows=$(grep -c . "$dir/warmup/results.jsonl" 2>/dev/null || true)
+	flows=$(cat "$dir"/warmup-*/results.jsonl 2>/dev/null | grep -c . || true)
+	log "$fam: online learning done in $(( $(date +%s) - t0 )) s, ${flows:-0} flows, ${rounds:-0} training rounds"
 	printf '{"family":"%s","warmup_flows":%d,"training_rounds":%d,"steps_per_round":%d,"seconds":%d}\n' \
 		"$fam" "${flows:-0}" "${rounds:-0}" "$STEPS" "$(( $(date +%s) - t0 ))" >"$dir/online.json"
+	grep '^summary ' "$dir/trainer.log" | tail -1 | sed 's/^summary //' >"$dir/last-round.json" || true
 }
 
 if [ -z "${EDAR_EVAL_REPORT_ONLY:-}" ]; then
@@ -90,6 +102,7 @@ if [ -z "${EDAR_EVAL_REPORT_ONLY:-}" ]; then
 		adapted[$fam]=1
 		mkdir -p "$OUT/$exp"
 		cp "$ONLINE/$fam/online.json" "$OUT/$exp/online.json"
+		cp "$ONLINE/$fam/last-round.json" "$OUT/$exp/online-last-round.json" 2>/dev/null || true
 		log "$exp: running $SCHEDS, ${SEEDS[$exp]} seeds"
 		t0=$(date +%s)
 		# shellcheck disable=SC2086

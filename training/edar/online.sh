@@ -3,6 +3,7 @@
 # spool changes, and replace the model atomically for the Go edar.Watcher.
 #
 #   training/edar/online.sh REPLAY MODEL.onnx [STEPS] [POLL_SECONDS]
+#   EDAR_ONLINE_ARGS="--randomize-prev-action" training/edar/online.sh ...   # extra train.py flags
 #
 # REPLAY is a transition file or a directory of them (mpquic-bench's EdAR-o
 # spools one file per process into $MPQ_EDAR_ONLINE_DIR/replay/).
@@ -18,7 +19,7 @@ while true; do
 			last="$stamp"
 			init=()
 			[ -f "$model" ] && init=(--init "$model")
-			(cd "$here" && "$py" train.py --transitions "$replay" --out "$model" --steps "$steps" "${init[@]}") ||
+			(cd "$here" && "$py" train.py --transitions "$replay" --out "$model" --steps "$steps" "${init[@]}" ${EDAR_ONLINE_ARGS:-}) ||
 				echo "online.sh: training failed; keeping the current model" >&2
 		fi
 	fi
