@@ -83,7 +83,7 @@ adapt() {
 	wait "$tpid" 2>/dev/null || true
 	local rounds flows
 	rounds=$(grep -c '^wrote ' "$dir/trainer.log" 2>/dev/null || true)
-	flows=$(cat "$dir"/warmup-*/results.jsonl 2>/dev/null | grep -c . || true)
+	flows=$(find "$dir" -path '*/warmup-*' -name results.jsonl -exec cat {} + 2>/dev/null | grep -c . || true) # no globs: set -f
 	log "$fam: online learning done in $(( $(date +%s) - t0 )) s, ${flows:-0} flows, ${rounds:-0} training rounds"
 	printf '{"family":"%s","warmup_flows":%d,"training_rounds":%d,"steps_per_round":%d,"seconds":%d}\n' \
 		"$fam" "${flows:-0}" "${rounds:-0}" "$STEPS" "$(( $(date +%s) - t0 ))" >"$dir/online.json"
