@@ -37,7 +37,7 @@ train-venv: $(EDAR_VENV)/.installed
 
 train: train-venv
 	@mkdir -p $(EDAR_DOCS)
-	@t0=$$(date +%s); \
+	@set -o pipefail; t0=$$(date +%s); \
 	if ! find $(EDAR_TRANSITIONS) -name '*.edar' 2>/dev/null | grep -q .; then \
 	  echo "train: no transitions under $(EDAR_TRANSITIONS): collecting them (cmd/edar-collect $(EDAR_COLLECT_ARGS))"; \
 	  $(GO) run ./cmd/edar-collect -o $(EDAR_TRANSITIONS) $(EDAR_COLLECT_ARGS) 2>&1 | grep -v '^PASS$$\|^ok ' | tee $(EDAR_DOCS)/collect.log || exit 1; \
