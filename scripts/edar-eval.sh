@@ -24,7 +24,8 @@ ONLY=${EDAR_EVAL_ONLY:-"handoff stable settings fig10 fig11"}
 SCHEDS=minrtt,blest,peekaboo,edar,edar-o
 PY=${EDAR_PY:-.venv-train/bin/python}
 BENCH=bin/mpquic-bench
-ONLINE=results/edar-online
+ONLINE=${EDAR_EVAL_ONLINE:-results/edar-online}
+PAGE=${EDAR_EVAL_PAGE:-docs/edar.md}
 
 log() { printf '%s edar-eval: %s\n' "$(date -u +%T)" "$*" >&2; }
 
@@ -113,4 +114,4 @@ if [ -z "${EDAR_EVAL_REPORT_ONLY:-}" ]; then
 		log "$exp: done in $(( $(date +%s) - t0 )) s"
 	done
 fi
-"$PY" scripts/edar_report.py --dir "$OUT" --out docs/edar.md
+"$PY" scripts/edar_report.py --dir "$OUT" --out "$PAGE"
