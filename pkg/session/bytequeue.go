@@ -1,7 +1,9 @@
 package session
 
 // byteQueue is a FIFO of bytes kept in chunks, so that appending at the back
-// and consuming at the front never copy what is already queued.
+// and consuming at the front never copy what is already queued. Next hands
+// out views of the chunks, so a chunk is never written again once bytes of
+// it were appended (it is only appended to).
 type byteQueue struct {
 	chunks [][]byte
 	head   int // bytes of chunks[0] already consumed
@@ -48,8 +50,30 @@ func (q *byteQueue) Read(p []byte) int {
 		}
 	}
 	q.n -= n
-	if q.n == 0 && len(q.chunks) == 1 {
-		q.chunks[0], q.head = q.chunks[0][:0], 0 // reuse the chunk from its start
-	}
 	return n
+}
+
+// Next consumes up to n bytes from the front and returns them without
+// copying when they lie in one chunk (the returned slice aliases the queue's
+// memory, which is never overwritten); otherwise it copies them into a new
+// slice.
+func (q *byteQueue) Next(n int) []byte {
+	n = min(n, q.n)
+	if n == 0 {
+		return nil
+	}
+	if c := q.chunks[0][q.head:]; len(c) >= n {
+		v := c[:n:n]
+		q.head += n
+		q.n -= n
+		if q.head == len(q.chunks[0]) && (len(q.chunks) > 1 || q.head == cap(q.chunks[0])) {
+			q.chunks[0] = nil
+			q.chunks = q.chunks[1:]
+			q.head = 0
+		}
+		return v
+	}
+	b := make([]byte, n)
+	q.Read(b)
+	return b
 }

@@ -35,3 +35,32 @@ func TestByteQueue(t *testing.T) {
 		t.Fatal("bytes differ")
 	}
 }
+
+// Next returns the queued bytes in order, and a view it returned keeps its
+// contents however much is appended later.
+func TestByteQueueNext(t *testing.T) {
+	var q byteQueue
+	var in, out []byte
+	var views [][]byte
+	var want [][]byte
+	for i := 0; i < 500; i++ {
+		b := bytes.Repeat([]byte{byte(i)}, 700+i%900)
+		q.Append(b)
+		in = append(in, b...)
+		v := q.Next(1200)
+		views = append(views, v)
+		want = append(want, append([]byte(nil), v...))
+		out = append(out, v...)
+	}
+	for q.Len() > 0 {
+		out = append(out, q.Next(1200)...)
+	}
+	if !bytes.Equal(in, out) {
+		t.Fatal("bytes differ")
+	}
+	for i := range views {
+		if !bytes.Equal(views[i], want[i]) {
+			t.Fatalf("view %d was overwritten", i)
+		}
+	}
+}

@@ -86,8 +86,7 @@ func (sn *sender) cut() *segment {
 		return nil
 	}
 	n := min(uint64(sn.pend.Len()), sn.segSize, sn.peerLimit-sn.pendOff)
-	g := &segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: make([]byte, n)}
-	sn.pend.Read(g.data)
+	g := &segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: sn.pend.Next(int(n))}
 	sn.pendOff += n
 	sn.nextSeq++
 	sn.segs = append(sn.segs, g)

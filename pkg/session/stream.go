@@ -17,8 +17,7 @@ type Stream struct {
 	id uint64
 
 	// read side, guarded by s.mu
-	rbuf   [][]byte
-	roff   int // read offset into rbuf[0]
+	rbuf   byteQueue
 	fin    bool
 	reset  bool
 	closed bool // CloseRead was called: data is discarded
@@ -52,13 +51,13 @@ func (st *Stream) Read(p []byte) (int, error) {
 	s := st.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(st.rbuf) == 0 && !st.fin && !st.reset && !s.closed {
+	for st.rbuf.Len() == 0 && !st.fin && !st.reset && !s.closed {
 		if !st.rdeadline.IsZero() && !time.Now().Before(st.rdeadline) {
 			return 0, os.ErrDeadlineExceeded
 		}
 		s.cond.Wait()
 	}
-	if len(st.rbuf) == 0 {
+	if st.rbuf.Len() == 0 {
 		switch {
 		case st.reset:
 			return 0, ErrStreamReset
@@ -69,17 +68,7 @@ func (st *Stream) Read(p []byte) (int, error) {
 		}
 		return 0, s.closedErrLocked()
 	}
-	n := 0
-	for n < len(p) && len(st.rbuf) > 0 {
-		c := copy(p[n:], st.rbuf[0][st.roff:])
-		n += c
-		st.roff += c
-		if st.roff == len(st.rbuf[0]) {
-			st.rbuf[0] = nil
-			st.rbuf = st.rbuf[1:]
-			st.roff = 0
-		}
-	}
+	n := st.rbuf.Read(p)
 	s.windowReadLocked(uint64(n))
 	return n, nil
 }
@@ -160,14 +149,8 @@ func (st *Stream) CloseRead() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.closed = true
-	n := 0
-	for i, b := range st.rbuf {
-		if i == 0 {
-			b = b[st.roff:]
-		}
-		n += len(b)
-	}
-	st.rbuf, st.roff = nil, 0
+	n := st.rbuf.Len()
+	st.rbuf = byteQueue{}
 	s.windowReadLocked(uint64(n))
 	s.cond.Broadcast()
 }
@@ -240,7 +223,7 @@ func (rs *recordSink) StreamData(id uint64, p []byte) error {
 	if st.closed {
 		return nil
 	}
-	st.rbuf = append(st.rbuf, append([]byte(nil), p...))
+	st.rbuf.Append(p)
 	s.rcv.buffered += uint64(len(p))
 	s.cond.Broadcast()
 	return nil
