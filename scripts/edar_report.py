@@ -285,11 +285,13 @@ def main():
     md.append(read(os.path.join(d, "analysis.md")))
     md.append("\n## Data collection and training\n")
     if coll:
-        md.append(f"- Data collection (Algorithm 1, `cmd/edar-collect`): {coll.get('flows')} flows over settings {coll.get('settings')}, "
-                  f"{coll.get('per_setting')} per setting, transfer sizes uniform in {coll.get('bytes_range')}; "
+        per = ", ".join(f"{k}: {v}" for k, v in (coll.get("per_setting") or {}).items())
+        md.append(f"- Data collection (Algorithm 1, `cmd/edar-collect`): {coll.get('flows')} flows over settings {coll.get('settings')} "
+                  f"({per}), transfer sizes uniform in {coll.get('bytes_range')}; "
                   f"{coll.get('normal_flows')} flows with μ(s) = normal and {coll.get('redundant_flows')} with μ(s) = redundant; "
                   f"{coll.get('transitions')} transitions ({coll.get('mb_on_disk')} MB on disk), "
-                  f"{coll.get('emulated_seconds')} s of emulated transfers in {coll.get('wall_seconds')} s wall; "
+                  f"{coll.get('emulated_seconds')} s of emulated transfers, {coll.get('wall_seconds')} s of wall time summed over flows "
+                  f"(two at a time; elapsed time below); "
                   f"{coll.get('errors')} transfers ended with an error.\n")
     if tr:
         md.append(f"- Training (`make train`, JAX + optax on CPU): {tr.get('steps')} DQN steps, batch 32, Adam 1e-4, γ = 0.6, τ = 0.01, "
