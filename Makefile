@@ -11,8 +11,10 @@ export GOFLAGS ?= -buildvcs=false
 TEST_DEPS :=
 .DEFAULT_GOAL := all
 -include mk/*.mk
+# EdAR's model runs in onnxruntime when the library is there (else pure Go).
+BENCH_DEPS := $(if $(wildcard mk/onnxruntime.mk),onnxruntime)
 
-.PHONY: all build bench test test-short vet fuzz bench-go clean help
+.PHONY: all build bench test test-short vet fuzz bench-go clean help docs-results
 all: build
 
 help:
@@ -52,3 +54,7 @@ bench-go:
 
 clean:
 	rm -rf $(BIN) results/default
+
+# docs/results.md: the committed run of the main job (same matrix as `make bench`).
+docs-results: build $(BENCH_DEPS)
+	$(BIN)/mpquic-bench run -scenarios hetero-2path -seeds 3 -out docs -q

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,8 +75,8 @@ func runVirtual(jobs []job, parallel int, collect func(job, metrics.Result)) err
 func runChild(self, file string, share []job, byIndex map[int]job, collect func(job, metrics.Result)) error {
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), childEnv+"="+file)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &forwarder{}
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -164,4 +165,47 @@ func runJob(j job) metrics.Result {
 	}
 	res, _, _ := bench.Transfer(context.Background(), r)
 	return res
+}
+
+// forwarder keeps a child's stderr for error messages and passes its own
+// diagnostics (lines starting with "mpquic-bench:", such as a scheduler's
+// fallback notices) on to the parent's stderr, each distinct line once.
+type forwarder struct {
+	mu      sync.Mutex
+	all     strings.Builder
+	partial []byte
+	seen    map[string]bool
+}
+
+var forwardMu sync.Mutex // serialises forwarded lines of concurrent children
+
+func (f *forwarder) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.all.Write(p)
+	f.partial = append(f.partial, p...)
+	for {
+		i := bytes.IndexByte(f.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(f.partial[:i])
+		f.partial = f.partial[i+1:]
+		if strings.HasPrefix(line, "mpquic-bench:") && !f.seen[line] {
+			if f.seen == nil {
+				f.seen = map[string]bool{}
+			}
+			f.seen[line] = true
+			forwardMu.Lock()
+			fmt.Fprintln(os.Stderr, line)
+			forwardMu.Unlock()
+		}
+	}
+	return len(p), nil
+}
+
+func (f *forwarder) String() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.all.String()
 }

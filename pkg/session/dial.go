@@ -229,8 +229,10 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.newScheduler(); err != nil {
-		return nil, err
+	if c.NewScheduler == nil { // check the name now; a factory is only called per session
+		if _, err := c.newScheduler(); err != nil {
+			return nil, err
+		}
 	}
 	l := &Listener{
 		cfg:      c,
