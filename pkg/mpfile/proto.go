@@ -49,7 +49,7 @@ type ServerStats struct {
 	SentBytes       uint64   `json:"sent_bytes"`       // segment payload bytes sent on all paths, copies included
 	RedundantBytes  uint64   `json:"redundant_bytes"`  // bytes sent beyond each segment's first transmission
 	RetransSegments uint64   `json:"retrans_segments"` // segments sent again after loss or reinjection
-	ReinjectedSegs  uint64   `json:"reinjected_segments"`
+	ReinjectedSegs  uint64   `json:"reinjected_segments"` // segments queued again because their path failed or left
 	PathFailures    uint64   `json:"path_failures"`  // times a path was marked potentially failed
 	PacketsLost     uint64   `json:"packets_lost"`   // QUIC packets declared lost, all paths
 	PerPathBytes    []uint64 `json:"per_path_bytes"` // segment payload bytes sent per path, indexed by path ID (join order)
