@@ -45,14 +45,14 @@ var ErrServer = errors.New("server")
 // ServerStats is the sender's side of a download, as the server reports it
 // after the data.
 type ServerStats struct {
-	Scheduler       string   `json:"scheduler"`        // the server's scheduler: it decides the download's paths
-	SentBytes       uint64   `json:"sent_bytes"`       // segment payload bytes sent on all paths, copies included
-	RedundantBytes  uint64   `json:"redundant_bytes"`  // bytes sent beyond each segment's first transmission
-	RetransSegments uint64   `json:"retrans_segments"` // segments sent again after loss or reinjection
+	Scheduler       string   `json:"scheduler"`           // the server's scheduler: it decides the download's paths
+	SentBytes       uint64   `json:"sent_bytes"`          // segment payload bytes sent on all paths, copies included
+	RedundantBytes  uint64   `json:"redundant_bytes"`     // bytes sent beyond each segment's first transmission
+	RetransSegments uint64   `json:"retrans_segments"`    // segments sent again after loss or reinjection
 	ReinjectedSegs  uint64   `json:"reinjected_segments"` // segments queued again because their path failed or left
-	PathFailures    uint64   `json:"path_failures"`  // times a path was marked potentially failed
-	PacketsLost     uint64   `json:"packets_lost"`   // QUIC packets declared lost, all paths
-	PerPathBytes    []uint64 `json:"per_path_bytes"` // segment payload bytes sent per path, indexed by path ID (join order)
+	PathFailures    uint64   `json:"path_failures"`       // times a path was marked potentially failed
+	PacketsLost     uint64   `json:"packets_lost"`        // QUIC packets declared lost, all paths
+	PerPathBytes    []uint64 `json:"per_path_bytes"`      // segment payload bytes sent per path, indexed by path ID (join order)
 }
 
 // StatsOf extracts the sender-side figures of a session.
