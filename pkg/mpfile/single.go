@@ -1,5 +1,3 @@
-//go:build !http3
-
 package mpfile
 
 import (
@@ -12,147 +10,91 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
 )
 
-// The single-path baseline in the default build: HTTP/1.1, one request
-// connection per QUIC stream, over one plain quic-go connection (no
-// multipath layer). Build with -tags http3 for HTTP/3 instead (single_h3.go;
-// it needs the go.sum entries of github.com/quic-go/qpack).
+// The single-path baseline: plain HTTP/3 (quic-go's
+// http3 package) over one path.
 const (
-	SinglePathALPN   = "mpqsched-h1" // TLS application protocol
-	SinglePathScheme = "http"        // URL scheme of requests to it
-	SinglePathProto  = "HTTP/1.1 over one plain QUIC connection"
+	SinglePathALPN   = http3.NextProtoH3 // TLS application protocol
+	SinglePathScheme = "https"           // URL scheme of requests to it
+	SinglePathProto  = "HTTP/3 over one plain QUIC connection"
 )
 
-// quicConn is a quic-go stream seen as a net.Conn.
-type quicConn struct {
-	*quic.Stream
-	c    *quic.Conn
-	once sync.Once
-}
-
-func (q *quicConn) LocalAddr() net.Addr  { return q.c.LocalAddr() }
-func (q *quicConn) RemoteAddr() net.Addr { return q.c.RemoteAddr() }
-func (q *quicConn) Close() error {
-	q.once.Do(func() {
-		q.Stream.CancelRead(0)
-		q.Stream.Close()
-	})
-	return nil
-}
-
-// SinglePathServer serves an http.Handler over plain single-path quic-go
-// (SinglePathALPN), the baseline that `mpquic-client compare` sets against
-// the multipath session.
+// SinglePathServer serves an http.Handler over HTTP/3 on one UDP socket.
 type SinglePathServer struct {
-	tr   *quic.Transport
-	ln   *quic.Listener
-	hl   *connListener
-	srv  *http.Server
-	wg   sync.WaitGroup
-	ctx  context.Context
-	stop context.CancelFunc
+	srv  *http3.Server
+	pc   net.PacketConn
+	done chan struct{}
 }
 
 // ServeSinglePath starts serving h on pc (which the caller closes after
 // Close).
 func ServeSinglePath(pc net.PacketConn, tlsConf *tls.Config, h http.Handler) (*SinglePathServer, error) {
-	tc := tlsConf.Clone()
-	tc.NextProtos = []string{SinglePathALPN}
-	sp := &SinglePathServer{tr: &quic.Transport{Conn: pc}, hl: newConnListener()}
-	var err error
-	if sp.ln, err = sp.tr.Listen(tc, &quic.Config{MaxIdleTimeout: 30 * time.Second}); err != nil {
-		sp.tr.Close()
-		return nil, err
+	sp := &SinglePathServer{
+		srv:  &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLSConfig(tlsConf.Clone()), QUICConfig: &quic.Config{MaxIdleTimeout: 30 * time.Second}},
+		pc:   pc,
+		done: make(chan struct{}),
 	}
-	sp.ctx, sp.stop = context.WithCancel(context.Background())
-	sp.srv = &http.Server{Handler: h, ReadHeaderTimeout: requestTimeout}
-	sp.wg.Add(2)
-	go func() { defer sp.wg.Done(); sp.srv.Serve(sp.hl) }()
-	go func() { defer sp.wg.Done(); sp.acceptLoop() }()
+	go func() { defer close(sp.done); sp.srv.Serve(pc) }()
 	return sp, nil
 }
 
 // Addr is the UDP address served.
-func (sp *SinglePathServer) Addr() net.Addr { return sp.ln.Addr() }
+func (sp *SinglePathServer) Addr() net.Addr { return sp.pc.LocalAddr() }
 
-func (sp *SinglePathServer) acceptLoop() {
-	for {
-		c, err := sp.ln.Accept(sp.ctx)
-		if err != nil {
-			return
-		}
-		sp.wg.Add(1)
-		go func() {
-			defer sp.wg.Done()
-			defer c.CloseWithError(0, "")
-			for {
-				st, err := c.AcceptStream(sp.ctx)
-				if err != nil {
-					return
-				}
-				qc := &quicConn{Stream: st, c: c}
-				if !sp.hl.push(qc) {
-					qc.Close()
-					return
-				}
-			}
-		}()
-	}
-}
-
-// Close stops serving and waits for the server's goroutines.
+// Close stops serving and waits for the server.
 func (sp *SinglePathServer) Close() error {
-	sp.stop()
-	sp.hl.Close()
-	sp.srv.Close()
-	sp.ln.Close()
-	err := sp.tr.Close()
-	sp.wg.Wait()
+	err := sp.srv.Close()
+	<-sp.done
 	return err
 }
 
-// SinglePathClient is one plain quic-go connection carrying HTTP/1.1.
+// SinglePathClient is an HTTP/3 client bound to one local socket.
 type SinglePathClient struct {
 	tr   *quic.Transport
+	h3   *http3.Transport
+	mu   sync.Mutex
 	conn *quic.Conn
-	// HTTP is an http.Client whose connections are streams of the QUIC
-	// connection.
+	// HTTP is an http.Client whose requests go over HTTP/3 on pc.
 	HTTP *http.Client
 }
 
-// DialSinglePath connects over pc to remote within timeout.
+// DialSinglePath prepares an HTTP/3 client over pc to remote; connections
+// are dialed within timeout.
 func DialSinglePath(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *tls.Config, timeout time.Duration) (*SinglePathClient, error) {
-	tc := tlsConf.Clone()
-	tc.NextProtos = []string{SinglePathALPN}
-	tr := &quic.Transport{Conn: pc}
-	dctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	c, err := tr.Dial(dctx, remote, tc, &quic.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 5 * time.Second})
-	if err != nil {
-		tr.Close()
-		return nil, err
-	}
-	sc := &SinglePathClient{tr: tr, conn: c}
-	sc.HTTP = &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			st, err := c.OpenStreamSync(ctx)
-			if err != nil {
-				return nil, err
+	sc := &SinglePathClient{tr: &quic.Transport{Conn: pc}}
+	sc.h3 = &http3.Transport{
+		TLSClientConfig: tlsConf.Clone(),
+		QUICConfig:      &quic.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 5 * time.Second},
+		Dial: func(ctx context.Context, _ string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
+			dctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			c, err := sc.tr.Dial(dctx, remote, tlsCfg, cfg)
+			if err == nil {
+				sc.mu.Lock()
+				sc.conn = c
+				sc.mu.Unlock()
 			}
-			return &quicConn{Stream: st, c: c}, nil
+			return c, err
 		},
-		DisableCompression: true,
-	}}
+	}
+	sc.HTTP = &http.Client{Transport: sc.h3}
 	return sc, nil
 }
 
-// Stats returns the QUIC connection's counters.
-func (sc *SinglePathClient) Stats() quic.ConnectionStats { return sc.conn.ConnectionStats() }
+// Stats returns the QUIC connection's counters (zero before the first
+// request).
+func (sc *SinglePathClient) Stats() quic.ConnectionStats {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.conn == nil {
+		return quic.ConnectionStats{}
+	}
+	return sc.conn.ConnectionStats()
+}
 
 // Close closes the connection (the caller closes pc).
 func (sc *SinglePathClient) Close() error {
-	sc.HTTP.CloseIdleConnections()
-	err := sc.conn.CloseWithError(0, "")
-	return errors.Join(err, sc.tr.Close())
+	return errors.Join(sc.h3.Close(), sc.tr.Close())
 }
