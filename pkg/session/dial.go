@@ -83,7 +83,8 @@ type PathOptions struct {
 }
 
 // Dial opens a session to the server at remote over the first path, whose
-// packets go through pc. It owns pc from then on. Add more paths with
+// packets go through pc. It owns pc from then on (closing the session closes
+// it, as does a failed Dial). Add more paths with
 // AddPath.
 func Dial(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *tls.Config, cfg *Config) (*Session, error) {
 	c, err := cfg.withDefaults()
@@ -143,12 +144,12 @@ func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Ad
 	q.Tracer = tracerFor(qlogOpener(s.cfg.QlogDir, s.cfg.Logf))
 	conn, err := tr.Dial(context.WithValue(ctx, tracerKey{}, t), remote, s.tlsConf, q)
 	if err != nil {
-		tr.Close()
+		closeTransport(tr)
 		return nil, fmt.Errorf("session: dial %v: %w", remote, err)
 	}
 	fail := func(err error) (*path, error) {
 		conn.CloseWithError(codeInternal, err.Error())
-		tr.Close()
+		closeTransport(tr)
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
@@ -185,7 +186,7 @@ func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Ad
 	case <-ctx.Done():
 		conn.CloseWithError(codeInternal, "handshake timeout")
 		<-ch
-		tr.Close()
+		closeTransport(tr)
 		return nil, ctx.Err()
 	}
 	if got.err != nil {
@@ -250,7 +251,7 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 	q := c.quicConfig()
 	q.Tracer = tracerFor(qlogOpener(c.QlogDir, c.Logf))
 	if l.ln, err = l.tr.Listen(l.tlsConf, q); err != nil {
-		l.tr.Close()
+		closeTransport(l.tr)
 		return nil, err
 	}
 	l.wg.Add(1)
@@ -300,7 +301,7 @@ func (l *Listener) Close() error {
 	for _, s := range ss {
 		s.CloseWithError(ErrClosed)
 	}
-	err := l.tr.Close()
+	err := closeTransport(l.tr)
 	l.wg.Wait()
 	return err
 }
@@ -408,4 +409,14 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		case <-l.done:
 		}
 	}
+}
+
+// closeTransport closes a quic-go Transport and the PacketConn it was given,
+// which the session or listener owns (quic-go leaves a given conn open).
+func closeTransport(t *quic.Transport) error {
+	err := t.Close()
+	if cerr := t.Conn.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

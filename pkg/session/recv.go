@@ -258,8 +258,8 @@ func (s *Session) ackLoop() {
 		case <-s.done:
 			return
 		}
-		now := time.Now()
 		s.mu.Lock()
+		now := time.Now() // under the lock: no event of the state read below is later
 		if s.closed {
 			s.mu.Unlock()
 			return
@@ -308,10 +308,10 @@ func (s *Session) reportLocked(now time.Time, rep *wire.Report) *wire.Report {
 		if from.Before(r.repStart) {
 			from = r.repStart
 		}
-		hol += now.Sub(from)
+		hol += max(0, now.Sub(from))
 	}
 	*rep = wire.Report{
-		IntervalMicros: uint64(now.Sub(r.repStart).Microseconds()),
+		IntervalMicros: uint64(max(0, now.Sub(r.repStart)).Microseconds()),
 		GoodputBytes:   r.repGoodput,
 		OutOfOrder:     r.repOOO,
 		ReorderBytes:   r.held,

@@ -455,7 +455,7 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			continue
 		}
 		p.tr.mu.Lock()
-		lastRecv, srtt, rttVar, pto := p.tr.lastRecv, p.tr.srtt, p.tr.rttVar, p.tr.ptoCount
+		lastRecv, srtt, rttVar, pto, inflight := p.tr.lastRecv, p.tr.srtt, p.tr.rttVar, p.tr.ptoCount, p.tr.inflight
 		p.tr.mu.Unlock()
 		timeout := max(s.cfg.FailureTimeout, 3*(srtt+4*rttVar))
 		if p.failed {
@@ -466,7 +466,11 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			}
 			continue
 		}
-		if p.segsInFlight == 0 && p.queuedBytes == 0 {
+		// Only a path that holds data it has not delivered can be failing:
+		// bytes in flight at the QUIC level, or queued for it. A path whose
+		// segments all reached the peer but await the connection-level Ack
+		// (a lost Ack datagram) is fine; the AckReq timer recovers the Ack.
+		if p.queuedBytes == 0 && (p.segsInFlight == 0 || inflight == 0) {
 			p.lastProgress = now
 			continue
 		}

@@ -304,7 +304,7 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 			c.CloseWithError(code, msg)
 		}
 		for _, t := range owned {
-			t.Close()
+			closeTransport(t)
 		}
 	}()
 }

@@ -92,19 +92,23 @@ type Report struct {
 	DuplicateBytes uint64    // bytes received more than once in the interval
 }
 
-// AppendReport appends a Report datagram.
+// AppendReport appends a Report datagram. Values beyond the varint range
+// (2^62 − 1) are sent as its maximum.
 func AppendReport(b []byte, r *Report) []byte {
 	b = append(b, TypeReport)
-	b = quicvarint.Append(b, r.IntervalMicros)
-	b = quicvarint.Append(b, r.GoodputBytes)
+	b = appendClamped(b, r.IntervalMicros)
+	b = appendClamped(b, r.GoodputBytes)
 	for _, v := range r.PathBytes {
-		b = quicvarint.Append(b, v)
+		b = appendClamped(b, v)
 	}
-	b = quicvarint.Append(b, r.OutOfOrder)
-	b = quicvarint.Append(b, r.ReorderBytes)
-	b = quicvarint.Append(b, r.HoLMicros)
-	return quicvarint.Append(b, r.DuplicateBytes)
+	b = appendClamped(b, r.OutOfOrder)
+	b = appendClamped(b, r.ReorderBytes)
+	b = appendClamped(b, r.HoLMicros)
+	return appendClamped(b, r.DuplicateBytes)
 }
+
+// appendClamped appends v as a varint, saturating at quicvarint.Max.
+func appendClamped(b []byte, v uint64) []byte { return quicvarint.Append(b, min(v, quicvarint.Max)) }
 
 // ParseReport decodes a Report datagram (type byte included).
 func ParseReport(p []byte, rep *Report) error {
