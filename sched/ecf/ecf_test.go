@@ -193,30 +193,12 @@ func TestFastHasRoom(t *testing.T) {
 	}
 }
 
-// registry.go: "Register makes a scheduler available by name, like the
-// kernel's net.mptcp.scheduler sysctl"; sched.New(name) "returns a new
-// instance of the named scheduler".
-func TestRegistered(t *testing.T) {
-	s, err := sched.New(Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := s.Name(), Name; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-// sched.Scheduler: "Decide is on the hot path: it must not allocate."
-func TestDecideDoesNotAllocate(t *testing.T) {
-	for _, n := range []int{2, 4, 8} {
-		if got := schedtest.AllocsPerDecide(New(Options{}), n); got != 0 {
-			t.Errorf("%d paths: got %v allocs per Decide, want 0", n, got)
-		}
-	}
-}
-
 func BenchmarkDecide(b *testing.B) {
 	b.Run(Name, func(b *testing.B) {
 		schedtest.BenchmarkDecide(b, func() sched.Scheduler { return New(Options{}) })
 	})
+}
+
+func TestConformance(t *testing.T) {
+	schedtest.Conformance(t, Name, func() sched.Scheduler { return New(Options{}) })
 }

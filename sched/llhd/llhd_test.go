@@ -201,26 +201,12 @@ func TestSkippedPaths(t *testing.T) {
 	}
 }
 
-func TestDecideDoesNotAllocate(t *testing.T) {
-	for _, n := range []int{2, 4, 8} {
-		if got := schedtest.AllocsPerDecide(New(), n); got != 0 {
-			t.Errorf("%d paths: got %v allocs per Decide, want 0", n, got)
-		}
-	}
-}
-
-func TestRegistered(t *testing.T) {
-	s, err := sched.New(Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := s.Name(); got != Name {
-		t.Errorf("got name %q, want %q", got, Name)
-	}
-}
-
 func BenchmarkDecide(b *testing.B) {
 	b.Run(Name, func(b *testing.B) {
 		schedtest.BenchmarkDecide(b, func() sched.Scheduler { return New() })
 	})
+}
+
+func TestConformance(t *testing.T) {
+	schedtest.Conformance(t, Name, func() sched.Scheduler { return New() })
 }

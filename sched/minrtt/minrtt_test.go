@@ -38,14 +38,10 @@ func TestPick(t *testing.T) {
 	}
 }
 
-func TestDecideAllocs(t *testing.T) {
-	for _, n := range []int{2, 4, 8} {
-		if a := schedtest.AllocsPerDecide(New(), n); a != 0 {
-			t.Errorf("%d paths: %v allocs per Decide, want 0", n, a)
-		}
-	}
-}
-
 func BenchmarkDecide(b *testing.B) {
 	b.Run(Name, func(b *testing.B) { schedtest.BenchmarkDecide(b, func() sched.Scheduler { return New() }) })
+}
+
+func TestConformance(t *testing.T) {
+	schedtest.Conformance(t, Name, func() sched.Scheduler { return New() })
 }

@@ -89,3 +89,22 @@ func AllocsPerDecide(s sched.Scheduler, n int) float64 {
 	conn := Conn(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 1000)
 	return testing.AllocsPerRun(200, func() { s.Decide(&conn, paths) })
 }
+
+// Conformance checks what every scheduler package owes the transport: the
+// registry returns it under name, and "Decide is on the hot path: it must
+// not allocate" (sched.Scheduler) at 2, 4 and 8 paths.
+func Conformance(t *testing.T, name string, newSched func() sched.Scheduler) {
+	t.Helper()
+	s, err := sched.New(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Name(); got != name {
+		t.Errorf("registry: got a scheduler named %q, want %q", got, name)
+	}
+	for _, n := range []int{2, 4, 8} {
+		if got := AllocsPerDecide(newSched(), n); got != 0 {
+			t.Errorf("%d paths: got %v allocs per Decide, want 0", n, got)
+		}
+	}
+}
