@@ -135,21 +135,55 @@ func (s *Session) AddPath(ctx context.Context, pc net.PacketConn, remote net.Add
 	return p.id, nil
 }
 
+// Retries of a path dial that the server refused (quic-go refuses new
+// connections while its accept queue is full, e.g. in a burst of joins).
+const (
+	dialAttempts = 4
+	dialBackoff  = 50 * time.Millisecond // doubled after each refusal
+)
+
 // dialPath dials one path connection and runs the session handshake on it:
-// a Hello (join == nil) or a Join, answered by the server's Accept.
+// a Hello (join == nil) or a Join, answered by the server's Accept. A
+// refusal by a busy server is retried with backoff on the same transport.
+// On failure the transport and pc are closed.
 func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Addr, join *wire.Join, opts PathOptions) (*path, error) {
 	tr := &quic.Transport{Conn: pc}
+	backoff := dialBackoff
+	for attempt := 1; ; attempt++ {
+		p, err := s.dialAttempt(ctx, tr, remote, join, opts)
+		if err == nil {
+			s.mu.Lock()
+			s.owned = append(s.owned, tr)
+			s.mu.Unlock()
+			return p, nil
+		}
+		var te *quic.TransportError
+		if !errors.As(err, &te) || te.ErrorCode != quic.ConnectionRefused || attempt == dialAttempts {
+			closeTransport(tr)
+			return nil, err
+		}
+		s.cfg.Logf("session: %v refused a path (attempt %d of %d); retrying in %v", remote, attempt, dialAttempts, backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			closeTransport(tr)
+			return nil, ctx.Err()
+		}
+		backoff *= 2
+	}
+}
+
+// dialAttempt is one connection and session handshake over tr.
+func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote net.Addr, join *wire.Join, opts PathOptions) (*path, error) {
 	t := &tracer{}
 	q := s.cfg.quicConfig()
 	q.Tracer = tracerFor(qlogOpener(s.cfg.QlogDir, s.cfg.Logf))
 	conn, err := tr.Dial(context.WithValue(ctx, tracerKey{}, t), remote, s.tlsConf, q)
 	if err != nil {
-		closeTransport(tr)
 		return nil, fmt.Errorf("session: dial %v: %w", remote, err)
 	}
 	fail := func(err error) (*path, error) {
 		conn.CloseWithError(codeInternal, err.Error())
-		closeTransport(tr)
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
@@ -186,7 +220,6 @@ func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Ad
 	case <-ctx.Done():
 		conn.CloseWithError(codeInternal, "handshake timeout")
 		<-ch
-		closeTransport(tr)
 		return nil, ctx.Err()
 	}
 	if got.err != nil {
@@ -204,9 +237,6 @@ func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Ad
 	} else if acc.SessionID != s.id {
 		return fail(fmt.Errorf("%w: Accept for another session", ErrProtocol))
 	}
-	s.mu.Lock()
-	s.owned = append(s.owned, tr)
-	s.mu.Unlock()
 	return &path{id: sched.PathID(acc.PathID), conn: conn, out: out, in: r, tr: t, backup: opts.Backup}, nil
 }
 
