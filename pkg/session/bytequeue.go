@@ -1,13 +1,39 @@
 package session
 
+import "sync"
+
 // byteQueue is a FIFO of bytes kept in chunks, so that appending at the back
 // and consuming at the front never copy what is already queued. Next hands
 // out views of the chunks, so a chunk is never written again once bytes of
-// it were appended (it is only appended to).
+// it were appended (it is only appended to) — unless the queue recycles:
+// then consumed chunks go back to a pool, and Next must not be used.
 type byteQueue struct {
-	chunks [][]byte
-	head   int // bytes of chunks[0] already consumed
-	n      int // bytes queued
+	chunks  [][]byte
+	head    int  // bytes of chunks[0] already consumed
+	n       int  // bytes queued
+	recycle bool // return consumed chunks to chunkPool (no views handed out)
+}
+
+// chunkPool holds recycled chunks of chunkSize bytes.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
+
+// newChunk returns an empty chunk for at least n bytes.
+func (q *byteQueue) newChunk(n int) []byte {
+	if q.recycle && n <= chunkSize {
+		return (*chunkPool.Get().(*[]byte))[:0]
+	}
+	return make([]byte, 0, max(chunkSize, n))
+}
+
+// dropFront removes the consumed first chunk, recycling it if allowed.
+func (q *byteQueue) dropFront() {
+	if c := q.chunks[0]; q.recycle && cap(c) == chunkSize {
+		c = c[:0]
+		chunkPool.Put(&c)
+	}
+	q.chunks[0] = nil
+	q.chunks = q.chunks[1:]
+	q.head = 0
 }
 
 // chunkSize is the capacity of a new chunk, bytes.
@@ -27,9 +53,11 @@ func (q *byteQueue) Append(b []byte) {
 			b = b[m:]
 		}
 	}
-	if len(b) > 0 {
-		c := make([]byte, 0, max(chunkSize, len(b)))
-		q.chunks = append(q.chunks, append(c, b...))
+	for len(b) > 0 {
+		c := q.newChunk(len(b))
+		m := min(cap(c), len(b))
+		q.chunks = append(q.chunks, append(c, b[:m]...))
+		b = b[m:]
 	}
 }
 
@@ -42,9 +70,7 @@ func (q *byteQueue) Read(p []byte) int {
 		n += k
 		q.head += k
 		if q.head == len(q.chunks[0]) && (len(q.chunks) > 1 || q.head == cap(q.chunks[0])) {
-			q.chunks[0] = nil
-			q.chunks = q.chunks[1:]
-			q.head = 0
+			q.dropFront()
 		} else if q.head == len(q.chunks[0]) {
 			break // the last chunk, partly filled: keep it for appends
 		}
@@ -67,9 +93,7 @@ func (q *byteQueue) Next(n int) []byte {
 		q.head += n
 		q.n -= n
 		if q.head == len(q.chunks[0]) && (len(q.chunks) > 1 || q.head == cap(q.chunks[0])) {
-			q.chunks[0] = nil
-			q.chunks = q.chunks[1:]
-			q.head = 0
+			q.dropFront()
 		}
 		return v
 	}

@@ -64,3 +64,28 @@ func TestByteQueueNext(t *testing.T) {
 		}
 	}
 }
+
+// A recycling queue returns the same bytes as a plain one.
+func TestByteQueueRecycle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	q := byteQueue{recycle: true}
+	var in, out []byte
+	for i := 0; i < 3000; i++ {
+		if rng.IntN(2) == 0 {
+			b := make([]byte, rng.IntN(2*chunkSize))
+			for j := range b {
+				b[j] = byte(rng.Uint32())
+			}
+			q.Append(b)
+			in = append(in, b...)
+		} else {
+			p := make([]byte, rng.IntN(3*chunkSize))
+			out = append(out, p[:q.Read(p)]...)
+		}
+	}
+	rest := make([]byte, q.Len())
+	out = append(out, rest[:q.Read(rest)]...)
+	if !bytes.Equal(in, out) {
+		t.Fatal("bytes differ")
+	}
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
@@ -92,7 +93,7 @@ func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
 		if len(r.reorder) >= r.maxReorder {
 			return fmt.Errorf("%w: more than %d out-of-order segments", ErrProtocol, r.maxReorder)
 		}
-		r.reorder[seg.Seq] = append([]byte(nil), seg.Payload...)
+		r.reorder[seg.Seq] = append(getSegBuf(len(seg.Payload)), seg.Payload...)
 		r.ooff[seg.Seq] = seg.Offset
 		r.maxBuf = max(r.maxBuf, seg.Seq)
 		r.held += n
@@ -123,7 +124,9 @@ func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
 		if off != r.nextOff {
 			return fmt.Errorf("%w: segment %d at offset %d, want %d", ErrProtocol, r.next, off, r.nextOff)
 		}
-		if err := s.deliverLocked(b); err != nil {
+		err := s.deliverLocked(b)
+		putSegBuf(b)
+		if err != nil {
 			return err
 		}
 	}
@@ -354,4 +357,24 @@ func (s *Session) ackRequested() {
 	s.rcv.ackDue = time.Now()
 	s.mu.Unlock()
 	poke(s.ackWake)
+}
+
+// segBufPool recycles the buffers of out-of-order segments (most segments,
+// on heterogeneous paths).
+var segBufPool = sync.Pool{New: func() any { b := make([]byte, 0, segBufCap); return &b }}
+
+const segBufCap = 2048 // bytes: a default segment and its slack
+
+func getSegBuf(n int) []byte {
+	if n > segBufCap {
+		return make([]byte, 0, n)
+	}
+	return (*segBufPool.Get().(*[]byte))[:0]
+}
+
+func putSegBuf(b []byte) {
+	if cap(b) == segBufCap {
+		b = b[:0]
+		segBufPool.Put(&b)
+	}
 }

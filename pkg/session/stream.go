@@ -150,7 +150,7 @@ func (st *Stream) CloseRead() {
 	defer s.mu.Unlock()
 	st.closed = true
 	n := st.rbuf.Len()
-	st.rbuf = byteQueue{}
+	st.rbuf = byteQueue{recycle: true}
 	s.windowReadLocked(uint64(n))
 	s.cond.Broadcast()
 }
@@ -162,7 +162,7 @@ func (s *Session) OpenStream() (*Stream, error) {
 	if s.closed {
 		return nil, s.closedErrLocked()
 	}
-	st := &Stream{s: s, id: s.nextStreamID}
+	st := &Stream{s: s, id: s.nextStreamID, rbuf: byteQueue{recycle: true}}
 	s.nextStreamID += 2
 	s.streams[st.id] = st
 	return st, nil
@@ -203,7 +203,7 @@ func (rs *recordSink) stream(id uint64) (*Stream, error) {
 	if s.peerStreams >= s.cfg.MaxStreams {
 		return nil, fmt.Errorf("%w: peer opened more than %d streams", ErrStreamLimit, s.cfg.MaxStreams)
 	}
-	st := &Stream{s: s, id: id}
+	st := &Stream{s: s, id: id, rbuf: byteQueue{recycle: true}}
 	s.streams[id] = st
 	s.peerStreams++
 	s.peerSeen, s.maxPeerStream = true, id
