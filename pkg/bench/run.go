@@ -196,19 +196,39 @@ func fill(res *metrics.Result, det *Detail) {
 	}
 }
 
-// payload is the deterministic content of a download: a PCG stream seeded
-// by seed.
-type payload struct{ rng *rand.PCG }
+// payload is the deterministic content of a download: a 64 KiB block drawn
+// from a PCG stream seeded by seed, repeated, with the first 8 bytes of each
+// repetition replaced by its index, so that a misplaced or repeated block
+// changes the SHA-256. The content depends only on the offset, not on how
+// it is read.
+type payload struct {
+	block []byte
+	off   int64 // offset of the next byte
+}
 
-func newPayload(seed int64) *payload { return &payload{rand.NewPCG(uint64(seed), 0x6d7071)} }
+const payloadBlock = 64 << 10 // bytes
+
+func newPayload(seed int64) *payload {
+	rng := rand.NewPCG(uint64(seed), 0x6d7071)
+	block := make([]byte, payloadBlock)
+	for i := 0; i < len(block); i += 8 {
+		binary.LittleEndian.PutUint64(block[i:], rng.Uint64())
+	}
+	return &payload{block: block}
+}
 
 func (p *payload) Read(b []byte) (int, error) {
-	for i := 0; i < len(b); i += 8 {
-		var w [8]byte
-		binary.LittleEndian.PutUint64(w[:], p.rng.Uint64())
-		copy(b[i:], w[:])
+	n := 0
+	for n < len(b) {
+		idx, i := p.off/payloadBlock, int(p.off%payloadBlock)
+		k := copy(b[n:], p.block[i:])
+		for j := i; j < 8 && j < i+k; j++ {
+			b[n+j-i] = byte(idx >> (8 * j))
+		}
+		n += k
+		p.off += int64(k)
 	}
-	return len(b), nil
+	return n, nil
 }
 
 type serverResult struct {
