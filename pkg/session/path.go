@@ -28,8 +28,7 @@ type path struct {
 	// sender
 	queue        []*segment // handed to the path, not yet written to quic-go
 	queuedBytes  uint64     // payload bytes in queue plus the one being written
-	writing      bool
-	bytesSent    uint64 // segment payload bytes written, copies included
+	bytesSent    uint64     // segment payload bytes written, copies included
 	bytesAcked   uint64
 	segsInFlight uint64
 	failed       bool
@@ -134,7 +133,6 @@ func (s *Session) writeLoop(p *path) {
 		if len(p.queue) == 0 {
 			p.queue = p.queue[:0:0]
 		}
-		p.writing = true
 		s.mu.Unlock()
 
 		var err error
@@ -143,7 +141,6 @@ func (s *Session) writeLoop(p *path) {
 		}
 
 		s.mu.Lock()
-		p.writing = false
 		p.queuedBytes -= n
 		s.mu.Unlock()
 		poke(s.wake)
@@ -313,7 +310,7 @@ func (s *Session) RemovePath(id sched.PathID) error {
 			return nil
 		}
 	}
-	return errors.New("session: no such path")
+	return ErrNoSuchPath
 }
 
 // Paths returns the IDs of the session's current paths.

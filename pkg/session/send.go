@@ -1,7 +1,6 @@
 package session
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"os"
@@ -559,8 +558,6 @@ func (s *Session) closedErrLocked() error {
 	}
 	return ErrClosed
 }
-
-var errNoSuchPath = errors.New("session: no such path")
 
 // Bounds of the interval between AckReqs.
 const (

@@ -147,6 +147,7 @@ var (
 	ErrProtocol      = errors.New("session: protocol violation by peer")
 	ErrStreamLimit   = errors.New("session: too many open streams")
 	ErrStreamReset   = errors.New("session: stream reset by peer")
+	ErrNoSuchPath    = errors.New("session: no such path")
 	errCloseTimedOut = errors.New("session: close gave up: no acknowledgement progress for CloseTimeout")
 )
 
