@@ -51,6 +51,7 @@ type sender struct {
 
 func (sn *sender) init(cfg Config) {
 	sn.segSize = uint64(cfg.SegmentSize)
+	sn.pend.recycle = true // segments copy their bytes out (into pooled buffers)
 	sn.bufCap = cfg.SendBuffer
 	sn.peerLimit = InitialWindow // until the peer's first Ack
 	sn.snap = make([]sched.PathInfo, 0, sched.MaxPaths)
@@ -85,7 +86,8 @@ func (sn *sender) cut() *segment {
 		return nil
 	}
 	n := min(uint64(sn.pend.Len()), sn.segSize, sn.peerLimit-sn.pendOff)
-	g := &segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: sn.pend.Next(int(n))}
+	g := &segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: getSegBuf(int(n))[:n]}
+	sn.pend.Read(g.data)
 	sn.pendOff += n
 	sn.nextSeq++
 	sn.segs = append(sn.segs, g)
@@ -442,6 +444,7 @@ func (s *Session) ackedLocked(g *segment, now time.Time) {
 			s.obs.SegmentAcked(now, p.id, g.seq, n, g.sentAt)
 		}
 	}
+	putSegBuf(g.data) // the writer copies data under s.mu, so nothing else holds it
 	g.data = nil
 }
 
