@@ -220,19 +220,18 @@ func collect(s flowSpec) (rec flowRecord) {
 	if buf == 0 {
 		buf = session.DefaultRecvWindow
 	}
-	// session.Listen makes (and drops) one scheduler to validate its config,
-	// so every call gets its own recorder; they share the file, and only the
-	// one of the accepted session ever decides.
+	// Every call gets its own recorder (a server makes one per session); they
+	// share the file.
 	var made []*recorder
 	shared := &fileSink{w: w}
 	r.NewServerScheduler = func() sched.Scheduler {
 		rs := &recorder{out: shared}
-		rs.s = edar.New(edar.Config{
+		rs.Locked = edar.NewLocked(edar.New(edar.Config{
 			NoPolicyMode: s.Mode,
 			Sink:         rs.sink,
 			Reward:       edar.RewardWithBuffer(buf),
 			Log:          func(string) {}, // "no policy set" is the point here
-		})
+		}))
 		made = append(made, rs)
 		return rs
 	}
@@ -241,8 +240,8 @@ func collect(s flowSpec) (rec flowRecord) {
 	res, _, terr := bench.Transfer(context.Background(), r)
 	var st edar.Stats
 	for _, rs := range made {
-		rs.end()
-		x := rs.s.Stats()
+		rs.EndOfFlow()
+		x := rs.Unwrap().Stats()
 		if x.Intervals > 0 {
 			rec.ExtraSessions++
 		}
@@ -317,42 +316,14 @@ func (f *fileSink) write(t *edar.Transition) {
 // behind a mutex, so that EndOfFlow, called after the transfer returns,
 // cannot race with a late Decide or report from a session winding down.
 type recorder struct {
-	mu    sync.Mutex
-	s     *edar.Scheduler
-	out   *fileSink
-	ended bool
+	*edar.Locked
+	out *fileSink
 }
 
-func (r *recorder) Name() string { return edar.Name }
-
-func (r *recorder) Decide(c *sched.ConnInfo, p []sched.PathInfo) sched.Decision {
-	r.mu.Lock()
-	d := r.s.Decide(c, p)
-	r.mu.Unlock()
-	return d
-}
-
-func (r *recorder) ReceiverReport(now time.Time, rep sched.ReceiverReport) {
-	r.mu.Lock()
-	if !r.ended {
-		r.s.ReceiverReport(now, rep)
-	}
-	r.mu.Unlock()
-}
-
-// sink runs inside Decide or end, with mu held.
+// sink runs inside Decide or EndOfFlow, with the scheduler's lock held; what
+// a flow's scheduler records after the end of its flow is dropped.
 func (r *recorder) sink(t edar.Transition) {
-	if !r.ended {
+	if !r.Ended() {
 		r.out.write(&t)
-	}
-}
-
-// end is Algorithm 1's end of the flow: the last transition gets done = 1.
-func (r *recorder) end() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.ended {
-		r.s.EndOfFlow()
-		r.ended = true
 	}
 }

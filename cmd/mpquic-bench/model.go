@@ -194,9 +194,9 @@ func configureOnline(r *bench.Run, j job, model string, reward edar.RewardConfig
 		cfg.ReportInterval = onlineReportInterval
 	}
 	r.SessionConfig = &cfg
-	var srv atomic.Pointer[lockedEdAR] // set on the server's goroutine, read on the client's reader
+	var srv atomic.Pointer[edar.Locked] // set on the server's goroutine, read on the client's reader
 	r.NewServerScheduler = func() sched.Scheduler {
-		l := &lockedEdAR{s: edar.New(edar.Config{
+		l := edar.NewLocked(edar.New(edar.Config{
 			Name:    edar.NameOnline,
 			Policy:  &online.live,
 			Epsilon: eps,
@@ -204,8 +204,8 @@ func configureOnline(r *bench.Run, j job, model string, reward edar.RewardConfig
 			Sink:    onlineSink,
 			Reward:  reward,
 			Log:     edarLog,
-		})}
-		srv.Store(l) // session.Listen makes one to check its config; the accepted session's is the last
+		}))
+		srv.Store(l) // the server makes one per session; this run has one
 		return l
 	}
 	// The flow ends when the client has every byte, or, for a timed run,
@@ -227,7 +227,7 @@ func configureOnline(r *bench.Run, j job, model string, reward edar.RewardConfig
 			first = now
 		}
 		if (timed == 0 && got >= want) || (timed > 0 && now.Sub(first) >= timed-timedEndSlack) {
-			l.end()
+			endFlow(l)
 		}
 	}
 	return nil
@@ -252,39 +252,10 @@ func onlineSink(t edar.Transition) {
 	}
 }
 
-// lockedEdAR serialises an EdAR scheduler so that EndOfFlow, called from the
-// client's reader when the last byte arrives, cannot race with the server's
-// Decide. Decide stays allocation-free.
-type lockedEdAR struct {
-	mu    sync.Mutex
-	s     *edar.Scheduler
-	ended bool
-}
-
-func (l *lockedEdAR) Name() string { return l.s.Name() }
-
-func (l *lockedEdAR) Decide(c *sched.ConnInfo, p []sched.PathInfo) sched.Decision {
-	l.mu.Lock()
-	d := l.s.Decide(c, p)
-	l.mu.Unlock()
-	return d
-}
-
-func (l *lockedEdAR) ReceiverReport(now time.Time, rep sched.ReceiverReport) {
-	l.mu.Lock()
-	if !l.ended {
-		l.s.ReceiverReport(now, rep)
-	}
-	l.mu.Unlock()
-}
-
-func (l *lockedEdAR) end() {
-	l.mu.Lock()
-	if !l.ended {
-		l.s.EndOfFlow()
-		l.ended = true
-	}
-	l.mu.Unlock()
+// endFlow ends the server's EdAR flow (edar.Locked makes that safe from the
+// client's reader goroutine) and spools the replay store.
+func endFlow(l *edar.Locked) {
+	l.EndOfFlow()
 	// Spool at the end of every flow (Algorithm 2: the trajectory goes to
 	// the replay buffer when the flow completes).
 	online.mu.Lock()
