@@ -114,7 +114,7 @@ func TestGetAndHTTPGet(t *testing.T) {
 
 func TestCompare(t *testing.T) {
 	ts := startServer(t)
-	code, rs, stderr := runClient(t, "-addr", ts.addr, "-h3-addr", ts.h3Addr, "-ca", ts.ca, "-paths", "127.0.0.1,lo", "compare", "/f")
+	code, rs, stderr := runClient(t, "-addr", ts.addr, "-h3-addr", ts.h3Addr, "-ca", ts.ca, "-paths", "127.0.0.1,lo", "compare", "/f", "-o", filepath.Join(t.TempDir(), "f"))
 	if code != 0 || len(rs) != 3 {
 		t.Fatalf("exit %d, %d results, stderr %s", code, len(rs), stderr)
 	}
