@@ -196,3 +196,14 @@ type ReceiverReport struct {
 	HoLBlocked     time.Duration // time in the interval during which data waited for a missing segment
 	DuplicateBytes uint64        // bytes received more than once in the interval
 }
+
+// OnlyBackups reports whether no regular (non-backup) path can send now: the
+// condition under which backup paths become eligible.
+func OnlyBackups(paths []PathInfo) bool {
+	for i := range paths {
+		if !paths[i].Backup && paths[i].SendingAllowed() {
+			return false
+		}
+	}
+	return true
+}

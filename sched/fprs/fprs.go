@@ -143,13 +143,7 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 	if len(paths) > sched.MaxPaths {
 		paths = paths[:sched.MaxPaths]
 	}
-	backup := true
-	for i := range paths {
-		if !paths[i].Backup && paths[i].SendingAllowed() {
-			backup = false
-			break
-		}
-	}
+	backup := sched.OnlyBackups(paths)
 	s.sync(conn.NextSeq)
 
 	m := s.sort(paths, backup)

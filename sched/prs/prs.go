@@ -95,13 +95,7 @@ func (*Scheduler) Name() string { return Name }
 
 // Decide implements sched.Scheduler.
 func (*Scheduler) Decide(_ *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
-	backup := true
-	for i := range paths {
-		if !paths[i].Backup && paths[i].SendingAllowed() {
-			backup = false
-			break
-		}
-	}
+	backup := sched.OnlyBackups(paths)
 	i := pick(paths, backup)
 	if i < 0 {
 		return sched.Decision{Action: sched.Wait}
