@@ -383,6 +383,12 @@ func (l *Listener) handshake(conn *quic.Conn) {
 			conn.CloseWithError(codeInternal, err.Error())
 			return
 		}
+		// Register before the Accept goes out: the client dials its joins
+		// as soon as it reads the Accept, and a join that overtook the
+		// registration would be rejected as unknown.
+		l.mu.Lock()
+		l.sessions[s.id] = s
+		l.mu.Unlock()
 	case *wire.Join:
 		l.mu.Lock()
 		s = l.sessions[f.SessionID]
@@ -404,23 +410,30 @@ func (l *Listener) handshake(conn *quic.Conn) {
 	id := s.nextPathID
 	s.nextPathID++
 	s.mu.Unlock()
+	_, first := f.(wire.Hello)
+	abort := func(err error) {
+		conn.CloseWithError(codeInternal, err.Error())
+		if first {
+			l.mu.Lock()
+			delete(l.sessions, s.id)
+			l.mu.Unlock()
+			s.CloseWithError(err) // ends any join that attached meanwhile
+		}
+	}
 	out, err := conn.OpenUniStream()
 	if err == nil {
 		_, err = out.Write(wire.AppendHandshake(nil, &wire.Accept{SessionID: s.id, PathID: id}))
 	}
 	if err != nil {
-		conn.CloseWithError(codeInternal, err.Error())
+		abort(err)
 		return
 	}
 	p := &path{id: sched.PathID(id), conn: conn, out: out, in: r, tr: t}
 	if err := s.attach(p); err != nil {
-		conn.CloseWithError(codeInternal, err.Error())
+		abort(err)
 		return
 	}
-	if _, ok := f.(wire.Hello); ok {
-		l.mu.Lock()
-		l.sessions[s.id] = s
-		l.mu.Unlock()
+	if first {
 		s.run()
 		l.wg.Add(1)
 		go func() {
