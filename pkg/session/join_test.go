@@ -317,3 +317,67 @@ func TestQlogFiles(t *testing.T) {
 		}
 	}
 }
+
+// RFC 9000 §10.2.1: "An endpoint in the closing state sends a packet
+// containing a CONNECTION_CLOSE frame in response to any incoming packet
+// that it attributes to the connection." The client's final Ack and its
+// close are both lost here (its uplink is cut as it closes); the sockets it
+// owns stay open while it drains (quic-go keeps answering for three PTOs),
+// so the server's next packet draws the close again and the server ends cleanly instead of waiting out its idle
+// timeout (30 s) and reporting every path gone.
+func TestLostCloseAnsweredWhileDraining(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, nil)
+		defer tb.close()
+		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
+		st, err := tb.cli.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Write([]byte("GET\n")); err != nil {
+			t.Fatal(err)
+		}
+		sst, err := tb.srv.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(sst, make([]byte, 4)); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		// From here nothing the client sends arrives: not its Acks, not
+		// its close.
+		if err := tb.topo.Links[0].Update(emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond, Loss: 1}, link); err != nil {
+			t.Fatal(err)
+		}
+		srvErr := make(chan error, 1)
+		go func() {
+			if _, err := sst.Write(bytes.Repeat([]byte{7}, 32<<10)); err != nil {
+				srvErr <- err
+				return
+			}
+			sst.Close()
+			srvErr <- tb.srv.Close()
+		}()
+		if n, err := io.Copy(io.Discard, st); err != nil || n != 32<<10 {
+			t.Fatalf("client read %d bytes, err %v; want %d", n, err, 32<<10)
+		}
+		if err := tb.cli.Close(); err != nil {
+			t.Fatalf("client Close: %v", err)
+		}
+		restored := time.Now()
+		if err := tb.topo.Links[0].Update(link, link); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-srvErr; err != nil {
+			t.Fatalf("server Close: %v (after %v)", err, time.Since(restored))
+		}
+		if err := tb.srv.Err(); err != nil {
+			t.Errorf("server session ended with %v, want a clean end", err)
+		}
+		// The server's next PTO probe or AckReq comes within a few RTTs.
+		if el := time.Since(restored); el > time.Second {
+			t.Errorf("server ended %v after the uplink came back, want within 1 s", el)
+		}
+	})
+}

@@ -205,15 +205,19 @@ func (s *Session) buildAckLocked(buf []byte, a *wire.Ack) []byte {
 	return wire.AppendAck(buf, a)
 }
 
-// flushAckLocked sends the current Ack now on the best path (used at Close).
+// flushAckLocked sends the current Ack now on every path (used at Close).
 func (s *Session) flushAckLocked() {
 	if s.rcv.next == 0 || s.closed {
 		return
 	}
 	var a wire.Ack
 	b := s.buildAckLocked(nil, &a)
-	if p := s.ackPathLocked(); p != nil {
-		_ = p.conn.SendDatagram(b)
+	// The last Ack goes on every path: a peer that misses it retries with
+	// AckReqs, which only the draining sockets will answer (with the close).
+	for _, p := range s.slots {
+		if p != nil {
+			_ = p.conn.SendDatagram(b)
+		}
 	}
 }
 

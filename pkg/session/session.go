@@ -138,6 +138,15 @@ func (c *Config) quicConfig() *quic.Config {
 	return q
 }
 
+// Draining after a local close (see closeLocked): sockets a session owns stay
+// open for three PTOs of its slowest path (counting max_ack_delay, so no
+// shorter than quic-go's own closing period), within [minDrain, maxDrain].
+const (
+	maxAckDelay = 25 * time.Millisecond // quic-go's default max_ack_delay
+	minDrain    = 100 * time.Millisecond
+	maxDrain    = 10 * time.Second
+)
+
 // Errors a session reports.
 var (
 	ErrClosed        = errors.New("session: closed")
@@ -288,10 +297,14 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 	close(s.done)
 	s.cond.Broadcast()
 	var conns []*quic.Conn
+	var pto time.Duration
 	for i, p := range s.slots {
 		if p != nil {
 			conns = append(conns, p.conn)
 			s.slots[i] = nil
+			p.tr.mu.Lock()
+			pto = max(pto, p.tr.srtt+max(4*p.tr.rttVar, time.Millisecond)+maxAckDelay)
+			p.tr.mu.Unlock()
 		}
 	}
 	s.npaths = 0
@@ -304,9 +317,21 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 		for _, c := range conns {
 			c.CloseWithError(code, msg)
 		}
-		for _, t := range owned {
-			closeTransport(t)
+		if len(owned) == 0 {
+			return
 		}
+		// RFC 9000 §10.2.1: a closing endpoint answers the peer's packets
+		// with its CONNECTION_CLOSE for three PTOs, which quic-go does only
+		// while the Transport runs. Closing the sockets at once would
+		// leave a peer whose copy of the close was lost (and maybe the
+		// final Ack too) waiting for its idle timeout.
+		// A timer, not a sleeping goroutine: a synctest bubble may end
+		// (its emulator closed, which stops the Transports) before it fires.
+		time.AfterFunc(min(max(3*pto, minDrain), maxDrain), func() {
+			for _, t := range owned {
+				closeTransport(t)
+			}
+		})
 	}()
 }
 
