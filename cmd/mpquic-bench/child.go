@@ -17,6 +17,7 @@ import (
 
 	"github.com/mpqsched/mpqsched/pkg/bench"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
+	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
 // Virtual time needs testing/synctest, whose bubbles exist only inside a
@@ -160,10 +161,23 @@ func runJob(j job) metrics.Result {
 	if err != nil {
 		return metrics.Result{Scheduler: j.Scheduler, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
 	}
+	name := j.Scheduler
+	if j.Opportunistic {
+		name += orSuffix
+	}
 	if err := configureScheduler(&r, j); err != nil {
-		return metrics.Result{Scheduler: j.Scheduler, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
+		return metrics.Result{Scheduler: name, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
+	}
+	if j.Opportunistic {
+		var cfg session.Config
+		if r.SessionConfig != nil {
+			cfg = *r.SessionConfig
+		}
+		cfg.OpportunisticReinjection = true
+		r.SessionConfig = &cfg
 	}
 	res, _, _ := bench.Transfer(context.Background(), r)
+	res.Scheduler = name
 	return res
 }
 

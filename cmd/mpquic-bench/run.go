@@ -31,7 +31,13 @@ type job struct {
 	Scenario  scenario.Scenario `json:"scenario"` // resolved, expanded, possibly shortened
 	Seed      int64             `json:"seed"`
 	Model     string            `json:"model,omitempty"` // EdAR model file
+	// Opportunistic turns on the session's opportunistic reinjection; the
+	// result's scheduler name then gets the suffix orSuffix.
+	Opportunistic bool `json:"opportunistic,omitempty"`
 }
+
+// orSuffix marks, in results, the runs made with opportunistic reinjection.
+const orSuffix = "+or"
 
 type runFlags struct {
 	schedulers string
@@ -48,6 +54,7 @@ type runFlags struct {
 	noReport   bool
 	quiet      bool
 	model      string
+	or         string
 }
 
 func runCmd(args []string) error {
@@ -67,6 +74,7 @@ func runCmd(args []string) error {
 	fs.BoolVar(&f.noReport, "no-report", false, "do not write the Markdown report and plots")
 	fs.BoolVar(&f.quiet, "q", false, "no progress lines on stderr")
 	fs.StringVar(&f.model, "edar-model", defaultModel(), "EdAR ONNX model file")
+	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+orSuffix+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,6 +85,11 @@ func runCmd(args []string) error {
 	case "table", "json", "csv":
 	default:
 		return fmt.Errorf("-format %q: want table, json or csv", f.format)
+	}
+	switch f.or {
+	case "off", "on", "both":
+	default:
+		return fmt.Errorf("-opportunistic %q: want off, on or both", f.or)
 	}
 	jobs, err := buildJobs(&f)
 	if err != nil {
@@ -231,7 +244,12 @@ func buildJobs(f *runFlags) ([]job, error) {
 			}
 			for _, seed := range seeds {
 				for _, n := range names {
-					jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model})
+					for _, or := range []bool{false, true} {
+						if (or && f.or == "off") || (!or && f.or == "on") {
+							continue
+						}
+						jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Opportunistic: or})
+					}
 				}
 			}
 		}

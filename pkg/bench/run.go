@@ -190,6 +190,7 @@ func fill(res *metrics.Result, det *Detail) {
 	}
 	res.Extra = map[string]float64{
 		"reinjected_segments": float64(s.ReinjectedSegs),
+		"opportunistic_segs":  float64(s.OpportunisticSegs),
 		"path_failures":       float64(s.PathFailures),
 		"duplicate_bytes":     float64(c.DuplicateBytes),
 		"max_reorder_bytes":   float64(c.MaxReorderBytes),

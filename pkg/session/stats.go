@@ -12,6 +12,7 @@ type counters struct {
 	redundantBytes  uint64 // bytes sent beyond each segment's first transmission
 	retransSegments uint64 // segments sent again after loss or reinjection
 	reinjected      uint64 // segments queued again because their path failed or left
+	opportunistic   uint64 // copies sent by opportunistic reinjection
 	pathFailures    uint64 // times a path was marked potentially failed
 	recvBytes       uint64 // segment payload bytes received, duplicates included
 	dupBytes        uint64 // bytes received more than once
@@ -44,6 +45,7 @@ type Stats struct {
 	RedundantBytes    uint64 // SentBytes beyond the first transmission of each segment
 	RetransSegments   uint64 // segments sent again after a path failed or left
 	ReinjectedSegs    uint64 // segments queued for reinjection
+	OpportunisticSegs uint64 // copies sent on a faster path because they held the peer's window (Config.OpportunisticReinjection)
 	PathFailures      uint64 // times a path was marked potentially failed
 	AckRequests       uint64 // times the sender asked for an Ack it presumed lost
 	PacketsLost       uint64 // QUIC packets lost on all current paths
@@ -87,6 +89,7 @@ func (s *Session) Stats() Stats {
 		RedundantBytes:    s.stats.redundantBytes,
 		RetransSegments:   s.stats.retransSegments,
 		ReinjectedSegs:    s.stats.reinjected,
+		OpportunisticSegs: s.stats.opportunistic,
 		PathFailures:      s.stats.pathFailures,
 		AckRequests:       s.stats.ackRequests,
 		UnackedSegments:   uint64(len(s.snd.segs)),
