@@ -245,7 +245,7 @@ func buildJobs(f *runFlags) ([]job, error) {
 			for _, seed := range seeds {
 				for _, n := range names {
 					for _, or := range []bool{false, true} {
-						if (or && f.or == "off") || (!or && f.or == "on") {
+						if or != (f.or == "on") && f.or != "both" { // "" (other callers) is off
 							continue
 						}
 						jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Opportunistic: or})
