@@ -22,8 +22,11 @@ import (
 	"github.com/mpqsched/mpqsched/sched"
 )
 
-// handshakeTimeout bounds a path's session handshake after QUIC's own.
-const handshakeTimeout = 10 * time.Second
+// handshakeTimeout bounds a path's session handshake after QUIC's own: as
+// long as quic-go's default idle timeout, since a slow, lossy path in and
+// out of outages can back its PTO off past 10 s (edar-setting-v's 0.1-0.5
+// Mbit/s, 1-2% loss handoff path took longer than that for one seed in 5).
+const handshakeTimeout = 30 * time.Second
 
 // exporterLabel is the TLS exporter label of the join key (RFC 5705).
 const exporterLabel = "EXPORTER-mpqsched-join"
