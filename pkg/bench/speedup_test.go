@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -9,13 +10,16 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 )
 
-// BenchmarkVirtualSpeedup runs one scenario (hetero-2path, 20 MB, minRTT)
-// on the wall clock and in a synctest bubble, alternately in the same run,
+var speedupScenario = flag.String("speedup.scenario", scenario.Default,
+	"scenario of BenchmarkVirtualSpeedup (go test -bench VirtualSpeedup -args -speedup.scenario=NAME)")
+
+// BenchmarkVirtualSpeedup runs one scenario (hetero-2path, 20 MB, minRTT,
+// unless -speedup.scenario names another) on the wall clock and in a synctest bubble, alternately in the same run,
 // and reports how many times faster virtual time finished it (speedup), with
 // both runs' goodput. On a loaded machine the real-time run also loses
 // goodput, since the emulator and quic-go then miss their timers.
 func BenchmarkVirtualSpeedup(b *testing.B) {
-	s, err := scenario.Get(scenario.Default)
+	s, err := scenario.Get(*speedupScenario)
 	if err != nil {
 		b.Fatal(err)
 	}

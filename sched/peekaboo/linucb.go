@@ -39,11 +39,23 @@ func (m *arm) mean(x *vec) float64 { return dot(&m.theta, x) }
 
 // ucb is θᵀx + α·√(xᵀA⁻¹x).
 func (m *arm) ucb(x *vec, alpha float64) float64 {
-	var q float64
-	for i := range dim {
-		q += x[i] * dot(&m.inv[i], x)
-	}
+	q := quad(&m.inv, x)
 	return m.mean(x) + alpha*math.Sqrt(max(q, 0)) // rounding may take q a hair below 0
+}
+
+// quad is xᵀMx for a symmetric M (A⁻¹ is symmetric, as A is): the diagonal
+// plus twice the upper triangle, 21 products instead of 36, summed in three
+// independent chains so the multiplications overlap (Decide's hot spot).
+func quad(m *mat, x *vec) float64 {
+	x0, x1, x2, x3, x4, x5 := x[0], x[1], x[2], x[3], x[4], x[5]
+	d := m[0][0]*x0*x0 + m[1][1]*x1*x1 + m[2][2]*x2*x2 +
+		m[3][3]*x3*x3 + m[4][4]*x4*x4 + m[5][5]*x5*x5
+	u := x0*(m[0][1]*x1+m[0][2]*x2+m[0][3]*x3+m[0][4]*x4+m[0][5]*x5) +
+		x1*(m[1][2]*x2+m[1][3]*x3+m[1][4]*x4+m[1][5]*x5)
+	v := x2*(m[2][3]*x3+m[2][4]*x4+m[2][5]*x5) +
+		x3*(m[3][4]*x4+m[3][5]*x5) +
+		x4*m[4][5]*x5
+	return d + 2*(u+v)
 }
 
 // update is the rank-1 LinUCB step A += x·xᵀ, b += r·x. It changes nothing

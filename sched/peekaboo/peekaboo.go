@@ -78,6 +78,7 @@
 package peekaboo
 
 import (
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -251,15 +252,18 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 
 // context fills x with the six features, in MB/s.
 func context(x *vec, conn *sched.ConnInfo, f, sp *sched.PathInfo) {
-	rf, rs := f.LatestRTT.Seconds()*rateUnit, sp.LatestRTT.Seconds()*rateUnit
+	// Two divisions, then products (six divisions, and two more inside
+	// Duration.Seconds, were a quarter of Decide): rf, rs are 1/(RTT in s ×
+	// rateUnit).
+	rf, rs := 1e9/(float64(f.LatestRTT)*rateUnit), 1e9/(float64(sp.LatestRTT)*rateUnit)
 	sw := float64(conn.PeerWindow)
 	*x = vec{
-		float64(f.CongestionWindow) / rf,
-		float64(sp.BytesInFlight+sp.BytesQueued) / rs,
-		sw / rf,
-		sw / rs,
-		float64(f.BytesInFlight+f.BytesQueued) / rf,
-		float64(sp.CongestionWindow) / rs,
+		float64(f.CongestionWindow) * rf,
+		float64(sp.BytesInFlight+sp.BytesQueued) * rs,
+		sw * rf,
+		sw * rs,
+		float64(f.BytesInFlight+f.BytesQueued) * rf,
+		float64(sp.CongestionWindow) * rs,
 	}
 }
 
@@ -279,7 +283,11 @@ func (s *Scheduler) choose(x *vec) uint8 {
 		}
 		return actWait
 	}
-	if sd.ucb(x, s.alpha) < w.ucb(x, s.alpha) {
+	// sd.ucb(x) < w.ucb(x), both arms' terms computed side by side.
+	qs, qw := quad(&sd.inv, x), quad(&w.inv, x)
+	us := sd.mean(x) + s.alpha*math.Sqrt(max(qs, 0))
+	uw := w.mean(x) + s.alpha*math.Sqrt(max(qw, 0))
+	if us < uw {
 		return actWait
 	}
 	return actSend
