@@ -63,6 +63,11 @@ type Config struct {
 	ReportInterval time.Duration          // receiver report period; negative disables reports
 	SeriesInterval time.Duration          // sampling step of the metrics time series
 	FailureTimeout time.Duration          // floor of the no-progress time before a path is potentially failed
+	CloseTimeout   time.Duration          // longest graceful Close waits without acknowledgement progress
+	QUIC           *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled)
+	QlogDir        string                 // if set, one qlog file per path connection is written there
+	Logf           func(format string, args ...any)
+
 	// OpportunisticReinjection, when the peer's receive window blocks new
 	// data, sends the segments holding the window back again on a path
 	// with room and a lower smoothed RTT than every path that carried them:
@@ -70,10 +75,6 @@ type Config struct {
 	// of the slow path (quic-go does not let a caller shrink a congestion
 	// window). Off by default, as in the MPQUIC schedulers' papers.
 	OpportunisticReinjection bool
-	CloseTimeout   time.Duration          // longest graceful Close waits without acknowledgement progress
-	QUIC           *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled)
-	QlogDir        string                 // if set, one qlog file per path connection is written there
-	Logf           func(format string, args ...any)
 }
 
 func (c *Config) withDefaults() (Config, error) {
