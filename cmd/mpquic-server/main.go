@@ -52,6 +52,7 @@ func main() {
 	qlog := fs.String("qlog", "", "write one qlog file per path connection into this directory")
 	verbose := fs.Bool("v", false, "log every session and request")
 	failTO := fs.Duration("failure-timeout", 0, "floor of the no-progress time that marks a path potentially failed (0: session default, 300ms)")
+	opportunistic := fs.Bool("opportunistic", false, "opportunistic reinjection: when a client's window blocks new data, send the segments holding it again on a faster path (Linux MPTCP's opportunistic retransmission; see docs/opportunistic.md)")
 	segSize := fs.Int("segment-size", 0, "segment payload, bytes (0: session default, 1200; larger segments span QUIC packets once the path MTU allows bigger packets)")
 	_ = fs.Parse(os.Args[1:])
 	if *list {
@@ -78,7 +79,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	cfg := &session.Config{Scheduler: *schedName, QlogDir: *qlog, SegmentSize: *segSize, FailureTimeout: *failTO}
+	cfg := &session.Config{Scheduler: *schedName, QlogDir: *qlog, SegmentSize: *segSize, FailureTimeout: *failTO, OpportunisticReinjection: *opportunistic}
 	if err := run(*addr, *dir, *h3Addr, *verbose, cfg, tlsConf); err != nil {
 		log.Fatal(err)
 	}
