@@ -101,3 +101,31 @@ func (q *byteQueue) Next(n int) []byte {
 	q.Read(b)
 	return b
 }
+
+// moveTo moves up to n bytes from the front of q to the back of dst, with
+// one copy, and returns how many it moved.
+func (q *byteQueue) moveTo(dst *byteQueue, n int) int {
+	moved := 0
+	for moved < n && len(q.chunks) > 0 {
+		c := q.chunks[0][q.head:]
+		k := min(len(c), n-moved)
+		dst.Append(c[:k])
+		moved += k
+		q.head += k
+		q.n -= k
+		if q.head == len(q.chunks[0]) && (len(q.chunks) > 1 || q.head == cap(q.chunks[0])) {
+			q.dropFront()
+		} else if q.head == len(q.chunks[0]) {
+			break // the last chunk, partly filled: keep it for appends
+		}
+	}
+	return moved
+}
+
+// reset empties the queue, recycling its chunks if allowed.
+func (q *byteQueue) reset() {
+	for len(q.chunks) > 0 {
+		q.dropFront()
+	}
+	q.chunks, q.head, q.n = nil, 0, 0
+}

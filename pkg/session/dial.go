@@ -195,7 +195,9 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 	if err != nil {
 		return fail(err)
 	}
-	var f any = wire.Hello{}
+	s.mu.Lock()
+	var f any = wire.Hello{Params: s.streams.params()}
+	s.mu.Unlock()
 	if join != nil {
 		f = join
 	}
@@ -237,6 +239,9 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 		if s.joinKey, err = exportJoinKey(conn); err != nil {
 			return fail(err)
 		}
+		s.mu.Lock()
+		s.streams.peerParams(acc.Params)
+		s.mu.Unlock()
 	} else if acc.SessionID != s.id {
 		return fail(fmt.Errorf("%w: Accept for another session", ErrProtocol))
 	}
@@ -378,6 +383,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 			conn.CloseWithError(codeInternal, err.Error())
 			return
 		}
+		s.streams.peerParams(f.Params)
 		if _, err := rand.Read(s.id[:]); err != nil {
 			conn.CloseWithError(codeInternal, err.Error())
 			return
@@ -425,7 +431,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 	}
 	out, err := conn.OpenUniStream()
 	if err == nil {
-		_, err = out.Write(wire.AppendHandshake(nil, &wire.Accept{SessionID: s.id, PathID: id}))
+		_, err = out.Write(wire.AppendHandshake(nil, &wire.Accept{SessionID: s.id, PathID: id, Params: s.streams.params()}))
 	}
 	if err != nil {
 		abort(err)

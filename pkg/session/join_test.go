@@ -137,24 +137,63 @@ func TestPathLimit(t *testing.T) {
 
 // The peer may open at most MaxStreams streams; one more is a connection
 // error.
+// RFC 9000 §4.6: "An endpoint that is unable to open a new stream due to the
+// peer's limits SHOULD send a STREAMS_BLOCKED frame" — it waits; reaching
+// the limit never ends the session. OpenStream says so at once,
+// OpenStreamSync waits until a stream of the peer's is done.
 func TestStreamLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tb := newTestbed(t, 1, &Config{MaxStreams: 4})
 		defer tb.close()
-		for i := 0; i < 5; i++ {
+		var sts []*Stream
+		for i := 0; i < 4; i++ {
 			st, err := tb.cli.OpenStream()
 			if err != nil {
 				t.Fatal(err)
 			}
 			st.Write([]byte("x"))
+			sts = append(sts, st)
 		}
+		if _, err := tb.cli.OpenStream(); !errors.Is(err, ErrStreamLimitReached) {
+			t.Fatalf("fifth OpenStream: err = %v, want ErrStreamLimitReached", err)
+		}
+		got := make(chan *Stream, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			st, err := tb.cli.OpenStreamSync(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- st
+		}()
+		time.Sleep(time.Second)
 		select {
-		case <-tb.srv.Done():
-		case <-time.After(5 * time.Second):
-			t.Fatal("server session survived a fifth stream")
+		case <-got:
+			t.Fatal("OpenStreamSync returned before any stream ended")
+		default:
 		}
-		if err := tb.srv.Err(); !errors.Is(err, ErrStreamLimit) {
-			t.Errorf("server error = %v, want ErrStreamLimit", err)
+		// Both ends finish the first stream: the server grants one more.
+		peer, err := tb.srv.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sts[0].Close()
+		io.ReadAll(peer)
+		peer.Close()
+		io.ReadAll(sts[0])
+		select {
+		case st := <-got:
+			if st == nil || st.ID() != 8 {
+				t.Fatalf("OpenStreamSync gave %v, want stream 8", st)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("OpenStreamSync still waits after a stream ended")
+		}
+		for _, s := range []*Session{tb.cli, tb.srv} {
+			if err := s.Err(); err != nil {
+				t.Errorf("session ended: %v", err)
+			}
 		}
 	})
 }

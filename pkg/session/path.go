@@ -25,6 +25,10 @@ type path struct {
 	backup bool
 	notify chan struct{} // pokes the writer
 
+	// sendDatagram is conn.SendDatagram; it may block (quic-go queues 32
+	// datagrams), so it is never called with Session.mu held.
+	sendDatagram func([]byte) error
+
 	// sender
 	queue        []*segment // handed to the path, not yet written to quic-go
 	queuedBytes  uint64     // payload bytes in queue plus the one being written
@@ -242,7 +246,10 @@ func (s *Session) attach(p *path) error {
 	}
 	p.slot = slot
 	p.notify = make(chan struct{}, 1)
-	p.lastProgress = time.Now()
+	if p.sendDatagram == nil {
+		p.sendDatagram = p.conn.SendDatagram
+	}
+	p.lastProgress = s.now()
 	s.slots[slot] = p
 	s.npaths++
 	if len(s.allPaths) < 4*sched.MaxPaths {
@@ -277,7 +284,7 @@ func (s *Session) pathGone(p *path, err error) {
 		s.closeLocked(nil, codeNoError)
 		return
 	}
-	s.removeLocked(p, time.Now())
+	s.removeLocked(p, s.now())
 	if s.npaths == 0 {
 		s.closeLocked(errors.Join(ErrNoPaths, err), codeInternal)
 	}
@@ -303,7 +310,7 @@ func (s *Session) RemovePath(id sched.PathID) error {
 	defer s.mu.Unlock()
 	for _, p := range s.slots {
 		if p != nil && p.id == id {
-			s.removeLocked(p, time.Now())
+			s.removeLocked(p, s.now())
 			if s.npaths == 0 {
 				s.closeLocked(ErrNoPaths, codeNoError)
 			}

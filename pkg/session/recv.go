@@ -67,7 +67,7 @@ func (r *receiver) currentLimit() uint64 {
 
 // segmentReceived handles one segment from path p.
 func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -175,7 +175,7 @@ func (s *Session) windowReadLocked(n uint64) {
 	r := &s.rcv
 	r.buffered -= n
 	if r.currentLimit() >= r.advLimit+r.window/4 {
-		r.ackDue = time.Now()
+		r.ackDue = s.now()
 		poke(s.ackWake)
 	}
 }
@@ -205,26 +205,29 @@ func (s *Session) buildAckLocked(buf []byte, a *wire.Ack) []byte {
 	return wire.AppendAck(buf, a)
 }
 
-// flushAckLocked sends the current Ack now on every path (used at Close).
-func (s *Session) flushAckLocked() {
+// finalAckLocked builds the last Ack and lists the paths to send it on:
+// every path, since a peer that misses it retries with AckReqs, which only
+// the draining sockets will answer (with the close). The caller sends it
+// after releasing s.mu.
+func (s *Session) finalAckLocked() ([]byte, []*path) {
 	if s.rcv.next == 0 || s.closed {
-		return
+		return nil, nil
 	}
 	var a wire.Ack
 	b := s.buildAckLocked(nil, &a)
-	// The last Ack goes on every path: a peer that misses it retries with
-	// AckReqs, which only the draining sockets will answer (with the close).
+	var ps []*path
 	for _, p := range s.slots {
 		if p != nil {
-			_ = p.conn.SendDatagram(b)
+			ps = append(ps, p)
 		}
 	}
+	return b, ps
 }
 
 // ackPathLocked picks the path for Acks and reports: the lowest-RTT live path
 // that received a packet recently, else the one that received most recently.
 func (s *Session) ackPathLocked() *path {
-	now := time.Now()
+	now := s.now()
 	var best, recent *path
 	var bestRTT time.Duration
 	var recentT time.Time
@@ -266,7 +269,7 @@ func (s *Session) ackLoop() {
 			return
 		}
 		s.mu.Lock()
-		now := time.Now() // under the lock: no event of the state read below is later
+		now := s.now() // under the lock: no event of the state read below is later
 		if s.closed {
 			s.mu.Unlock()
 			return
@@ -293,14 +296,14 @@ func (s *Session) ackLoop() {
 		s.mu.Unlock()
 		if p != nil {
 			if ack != nil {
-				_ = p.conn.SendDatagram(ack)
+				_ = p.sendDatagram(ack)
 			}
 			if report != nil {
-				_ = p.conn.SendDatagram(report)
+				_ = p.sendDatagram(report)
 			}
 		}
 		if !next.IsZero() {
-			timer.Reset(max(next.Sub(time.Now()), 100*time.Microsecond))
+			timer.Reset(max(next.Sub(s.now()), 100*time.Microsecond))
 		}
 	}
 }
@@ -350,7 +353,7 @@ func (s *Session) reportReceived(w *wire.Report) {
 		DuplicateBytes: w.DuplicateBytes,
 	}
 	s.mu.Lock()
-	s.robs.ReceiverReport(time.Now(), rep)
+	s.robs.ReceiverReport(s.now(), rep)
 	s.mu.Unlock()
 	poke(s.wake)
 }
@@ -358,7 +361,7 @@ func (s *Session) reportReceived(w *wire.Report) {
 // ackRequested answers the peer's AckReq: its last Ack may have been lost.
 func (s *Session) ackRequested() {
 	s.mu.Lock()
-	s.rcv.ackDue = time.Now()
+	s.rcv.ackDue = s.now()
 	s.mu.Unlock()
 	poke(s.ackWake)
 }

@@ -3,7 +3,6 @@ package session
 import (
 	"fmt"
 	"math/bits"
-	"os"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
@@ -28,7 +27,8 @@ type sender struct {
 	segSize uint64
 	bufCap  int
 
-	pend    byteQueue // encoded records not yet cut into segments
+	pend    byteQueue // records framed (fillLocked), not yet cut into segments
+	hdr     [wire.MaxRecordHeaderLen]byte
 	pendOff uint64    // connection offset of pend[0]
 	nextSeq uint64    // next sequence number to cut
 
@@ -65,13 +65,19 @@ func (sn *sender) get(seq uint64) *segment {
 	return sn.segs[seq-sn.base]
 }
 
-// drained reports whether every byte written has been acknowledged.
-func (sn *sender) drained() bool { return sn.pend.Len() == 0 && len(sn.segs) == 0 }
+// drainedLocked reports whether every byte written and every record due has
+// been acknowledged.
+func (s *Session) drainedLocked() bool {
+	ss := &s.streams
+	return s.snd.pend.Len() == 0 && len(s.snd.segs) == 0 && ss.queued == 0 && ss.finsPending == 0 && !ss.ctlPending()
+}
 
-// unsentBytes is the data not yet sent on any path: pend plus cut segments
-// that were skipped by a SendSeq reservation.
-func (sn *sender) unsentBytes() uint64 {
-	n := uint64(sn.pend.Len())
+// unsentBytes is the data not yet sent on any path: the streams' send
+// buffers, pend, and cut segments that were skipped by a SendSeq
+// reservation.
+func (s *Session) unsentBytes() uint64 {
+	sn := &s.snd
+	n := uint64(sn.pend.Len()) + s.streams.queued
 	for q := sn.lowestUnsent; q < sn.nextSeq; q++ {
 		if g := sn.get(q); g != nil && !g.sent {
 			n += g.size
@@ -80,7 +86,19 @@ func (sn *sender) unsentBytes() uint64 {
 	return n
 }
 
-// cut makes the next segment from pend, if the peer's window allows.
+// windowBlockedLocked reports whether the peer's connection window holds
+// back data that is ready to go.
+func (s *Session) windowBlockedLocked() bool {
+	sn := &s.snd
+	if sn.pend.Len() > 0 {
+		return sn.pendOff >= sn.peerLimit
+	}
+	off := sn.pendOff + wire.MaxRecordHeaderLen + ctrlReserve
+	return (len(s.streams.ready) > 0 && off >= sn.peerLimit) || s.streams.ctlPending()
+}
+
+// cut makes the next segment from pend (whose records fillLocked framed
+// within the peer's window).
 func (sn *sender) cut() *segment {
 	if sn.pend.Len() == 0 || sn.pendOff >= sn.peerLimit {
 		return nil
@@ -95,13 +113,15 @@ func (sn *sender) cut() *segment {
 }
 
 // nextUnsent returns the lowest segment never sent, cutting one if needed.
-func (sn *sender) nextUnsent() *segment {
+func (s *Session) nextUnsent() *segment {
+	sn := &s.snd
 	for sn.lowestUnsent < sn.nextSeq {
 		if g := sn.get(sn.lowestUnsent); g != nil && !g.sent {
 			return g
 		}
 		sn.lowestUnsent++
 	}
+	s.fillLocked(int(sn.segSize))
 	return sn.cut()
 }
 
@@ -126,7 +146,7 @@ func (s *Session) sendLoop() {
 		case <-s.done:
 			return
 		}
-		now := time.Now()
+		now := s.now()
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
@@ -146,7 +166,7 @@ func (s *Session) sendLoop() {
 		s.sample(now, false)
 		s.mu.Unlock()
 		if probe != nil {
-			_ = probe.conn.SendDatagram([]byte{wire.TypeAckReq})
+			_ = probe.sendDatagram([]byte{wire.TypeAckReq})
 		}
 		if !next.IsZero() {
 			timer.Reset(max(next.Sub(now), time.Millisecond))
@@ -182,7 +202,7 @@ func (s *Session) connInfoLocked(now time.Time) sched.ConnInfo {
 	}
 	return sched.ConnInfo{
 		Now:              now,
-		SendBufferBytes:  sn.unsentBytes(),
+		SendBufferBytes:  s.unsentBytes(),
 		PeerWindow:       win,
 		InFlightBytes:    sn.inflightBytes,
 		UnackedSegments:  uint64(len(sn.segs)),
@@ -192,9 +212,14 @@ func (s *Session) connInfoLocked(now time.Time) sched.ConnInfo {
 	}
 }
 
-// hasWork reports whether there is anything to send.
-func (sn *sender) hasWork() bool {
-	if len(sn.retrans) > 0 || (sn.pend.Len() > 0 && sn.pendOff < sn.peerLimit) {
+// hasWorkLocked reports whether there is anything to send.
+func (s *Session) hasWorkLocked() bool {
+	sn := &s.snd
+	if len(sn.retrans) > 0 {
+		return true
+	}
+	s.fillLocked(int(sn.segSize))
+	if sn.pend.Len() > 0 && sn.pendOff < sn.peerLimit {
 		return true
 	}
 	for q := sn.lowestUnsent; q < sn.nextSeq; q++ {
@@ -215,14 +240,9 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 	if s.npaths == 0 {
 		return
 	}
-	defer func() {
-		if sn.pend.Len() < sn.bufCap {
-			s.cond.Broadcast() // writers blocked on a full send buffer
-		}
-	}()
 	s.snapshotLocked()
 	for range maxDecisions {
-		if !sn.hasWork() {
+		if !s.hasWorkLocked() {
 			if s.cfg.OpportunisticReinjection {
 				s.opportunisticLocked(now)
 			}
@@ -256,7 +276,7 @@ const maxOpportunistic = 16
 // goes at most once on each path. It returns the copies sent.
 func (s *Session) opportunisticLocked(now time.Time) int {
 	sn := &s.snd
-	if sn.pend.Len() == 0 || sn.pendOff < sn.peerLimit || len(sn.retrans) > 0 {
+	if !s.windowBlockedLocked() || len(sn.retrans) > 0 {
 		return 0
 	}
 	var rtt [sched.MaxPaths]time.Duration // by slot; 0 = no path or no sample
@@ -384,7 +404,7 @@ func (s *Session) nextFor(slot int) *segment {
 		break
 	}
 	if g == nil {
-		g = sn.nextUnsent()
+		g = s.nextUnsent()
 	}
 	return g
 }
@@ -397,6 +417,7 @@ func (s *Session) reserve(seq uint64) *segment {
 		return sn.get(seq)
 	}
 	need := (seq - sn.nextSeq + 1) * sn.segSize
+	s.fillLocked(int(min(need, 1<<20)))
 	if uint64(sn.pend.Len()) < need || sn.pendOff+need > sn.peerLimit {
 		return nil
 	}
@@ -450,7 +471,7 @@ func (s *Session) enqueueLocked(slot, i int, g *segment, now time.Time) {
 
 // ackReceived processes a connection-level acknowledgement.
 func (s *Session) ackReceived(a *wire.Ack) error {
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sn := &s.snd
@@ -489,7 +510,7 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 	if len(sn.segs) == 0 {
 		sn.segs = sn.segs[:0:0] // let the old backing array go
 	}
-	s.cond.Broadcast()
+	s.cond.Broadcast() // Session.Close waits for acknowledgements
 	poke(s.wake)
 	return nil
 }
@@ -595,43 +616,6 @@ func (s *Session) reinjectLocked(p *path, now time.Time) {
 	poke(s.wake)
 }
 
-// write appends application data for stream id to the send buffer, blocking
-// while the buffer is full. fin appends the stream's end.
-func (s *Session) write(st *Stream, p []byte, fin bool) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sn := &s.snd
-	id := st.id
-	written := 0
-	for len(p) > 0 {
-		for !s.closed && sn.pend.Len() >= sn.bufCap {
-			if !st.wdeadline.IsZero() && !time.Now().Before(st.wdeadline) {
-				return written, os.ErrDeadlineExceeded
-			}
-			s.cond.Wait()
-		}
-		if s.closed {
-			return written, s.closedErrLocked()
-		}
-		n := min(len(p), sn.bufCap-sn.pend.Len()+int(s.snd.segSize), wire.MaxRecordData)
-		var hdr [24]byte
-		sn.pend.Append(wire.AppendRecordHeader(hdr[:0], wire.RecData, id, uint64(n)))
-		sn.pend.Append(p[:n])
-		p = p[n:]
-		written += n
-		poke(s.wake)
-	}
-	if fin {
-		if s.closed {
-			return written, s.closedErrLocked()
-		}
-		var hdr [24]byte
-		sn.pend.Append(wire.AppendRecordHeader(hdr[:0], wire.RecFin, id, 0))
-		poke(s.wake)
-	}
-	return written, nil
-}
-
 func (s *Session) closedErrLocked() error {
 	if s.closeErr != nil {
 		return s.closeErr
@@ -654,7 +638,7 @@ const (
 // now) and when to check again.
 func (s *Session) ackProbeLocked(now time.Time) (*path, time.Time) {
 	sn := &s.snd
-	waiting := sn.inflightBytes > 0 || (sn.pend.Len() > 0 && sn.pendOff >= sn.peerLimit)
+	waiting := sn.inflightBytes > 0 || s.windowBlockedLocked()
 	if !waiting {
 		sn.probeAt, sn.probeBackoff = time.Time{}, 0
 		return nil, time.Time{}

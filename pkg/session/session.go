@@ -36,12 +36,13 @@ const ALPN = "mpqsched/1"
 
 // Defaults for Config fields left zero.
 const (
-	DefaultSegmentSize    = 1200     // segment payload, bytes: one segment ≈ one QUIC packet
-	DefaultRecvWindow     = 4 << 20  // receive window (reorder buffer + unread data), bytes
-	InitialWindow         = 64 << 10 // window both ends assume before the first Ack, bytes (the smallest RecvWindow allowed)
-	DefaultSendBuffer     = 1 << 20  // application bytes buffered before Write blocks
-	DefaultMaxPaths       = 8        // paths per session
-	DefaultMaxStreams     = 256      // concurrently open peer-initiated streams
+	DefaultSegmentSize    = 1200      // segment payload, bytes: one segment ≈ one QUIC packet
+	DefaultRecvWindow     = 4 << 20   // receive window (reorder buffer + unread data), bytes
+	InitialWindow         = 64 << 10  // window both ends assume before the first Ack, bytes (the smallest RecvWindow allowed)
+	DefaultSendBuffer     = 1 << 20   // application bytes buffered before Write blocks
+	DefaultMaxPaths       = 8         // paths per session
+	DefaultMaxStreams     = 256       // concurrently open peer-initiated streams
+	DefaultStreamWindow   = 512 << 10 // initial receive window of each stream, bytes (quic-go's initial stream window)
 	DefaultAckDelay       = 5 * time.Millisecond
 	DefaultAckEvery       = 8 // segments received before an immediate Ack
 	DefaultReportInterval = 100 * time.Millisecond
@@ -52,21 +53,23 @@ const (
 
 // Config configures a session. The zero value is usable.
 type Config struct {
-	Scheduler      string                 // registered scheduler name; "" means sched.DefaultName (minrtt)
-	NewScheduler   func() sched.Scheduler // if set, overrides Scheduler
-	SegmentSize    int                    // segment payload, bytes (≤ 16 KiB)
-	RecvWindow     int                    // bound on reorder buffer + unread stream data, bytes
-	SendBuffer     int                    // application bytes buffered before Stream.Write blocks
-	MaxPaths       int                    // largest number of paths (≤ sched.MaxPaths)
-	MaxStreams     int                    // largest number of open peer-initiated streams
-	AckDelay       time.Duration          // longest wait before acknowledging received segments
-	ReportInterval time.Duration          // receiver report period; negative disables reports
-	SeriesInterval time.Duration          // sampling step of the metrics time series
-	FailureTimeout time.Duration          // floor of the no-progress time before a path is potentially failed
-	CloseTimeout   time.Duration          // longest graceful Close waits without acknowledgement progress
-	QUIC           *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled)
-	QlogDir        string                 // if set, one qlog file per path connection is written there
-	Logf           func(format string, args ...any)
+	Scheduler       string                 // registered scheduler name; "" means sched.DefaultName (minrtt)
+	NewScheduler    func() sched.Scheduler // if set, overrides Scheduler
+	SegmentSize     int                    // segment payload, bytes (≤ 16 KiB)
+	RecvWindow      int                    // bound on reorder buffer + unread stream data, bytes
+	SendBuffer      int                    // application bytes buffered before Stream.Write blocks
+	MaxPaths        int                    // largest number of paths (≤ sched.MaxPaths)
+	MaxStreams      int                    // largest number of open peer-initiated streams (the peer waits for credit beyond it)
+	StreamWindow    int                    // initial receive window of each stream, bytes (≤ RecvWindow; auto-tuned up to MaxStreamWindow)
+	MaxStreamWindow int                    // largest receive window of one stream, bytes (0: RecvWindow)
+	AckDelay        time.Duration          // longest wait before acknowledging received segments
+	ReportInterval  time.Duration          // receiver report period; negative disables reports
+	SeriesInterval  time.Duration          // sampling step of the metrics time series
+	FailureTimeout  time.Duration          // floor of the no-progress time before a path is potentially failed
+	CloseTimeout    time.Duration          // longest graceful Close waits without acknowledgement progress
+	QUIC            *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled)
+	QlogDir         string                 // if set, one qlog file per path connection is written there
+	Logf            func(format string, args ...any)
 
 	// OpportunisticReinjection, when the peer's receive window blocks new
 	// data, sends the segments holding the window back again on a path
@@ -77,10 +80,20 @@ type Config struct {
 	OpportunisticReinjection bool
 }
 
+// Upper bounds that Config values must respect.
+const (
+	maxRecvWindow = 1 << 30 // bytes
+	maxStreamsCap = 1 << 20 // open peer streams
+	maxDuration   = time.Hour
+)
+
 func (c *Config) withDefaults() (Config, error) {
 	var d Config
 	if c != nil {
 		d = *c
+	}
+	if err := d.checkRanges(); err != nil {
+		return d, err
 	}
 	set := func(p *int, v int) {
 		if *p == 0 {
@@ -92,6 +105,8 @@ func (c *Config) withDefaults() (Config, error) {
 	set(&d.SendBuffer, DefaultSendBuffer)
 	set(&d.MaxPaths, DefaultMaxPaths)
 	set(&d.MaxStreams, DefaultMaxStreams)
+	set(&d.MaxStreamWindow, d.RecvWindow)
+	set(&d.StreamWindow, min(DefaultStreamWindow, d.MaxStreamWindow))
 	if d.AckDelay == 0 {
 		d.AckDelay = DefaultAckDelay
 	}
@@ -116,11 +131,42 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("session: MaxPaths %d outside [1, %d]", d.MaxPaths, sched.MaxPaths)
 	case d.SendBuffer < d.SegmentSize:
 		return d, fmt.Errorf("session: SendBuffer %d smaller than a segment", d.SendBuffer)
+	case d.StreamWindow < d.SegmentSize || d.StreamWindow > d.MaxStreamWindow:
+		return d, fmt.Errorf("session: StreamWindow %d outside [SegmentSize %d, MaxStreamWindow %d]", d.StreamWindow, d.SegmentSize, d.MaxStreamWindow)
 	}
 	if d.Logf == nil {
 		d.Logf = func(string, ...any) {}
 	}
 	return d, nil
+}
+
+// checkRanges refuses negative and absurd values before defaults apply.
+func (d *Config) checkRanges() error {
+	for _, f := range []struct {
+		name   string
+		v, max int64
+	}{
+		{"SegmentSize", int64(d.SegmentSize), 16 << 10},
+		{"RecvWindow", int64(d.RecvWindow), maxRecvWindow},
+		{"SendBuffer", int64(d.SendBuffer), maxRecvWindow},
+		{"MaxPaths", int64(d.MaxPaths), sched.MaxPaths},
+		{"MaxStreams", int64(d.MaxStreams), maxStreamsCap},
+		{"StreamWindow", int64(d.StreamWindow), maxRecvWindow},
+		{"MaxStreamWindow", int64(d.MaxStreamWindow), maxRecvWindow},
+		{"AckDelay", int64(d.AckDelay), int64(time.Second)},
+		{"SeriesInterval", int64(d.SeriesInterval), int64(maxDuration)},
+		{"FailureTimeout", int64(d.FailureTimeout), int64(maxDuration)},
+		{"CloseTimeout", int64(d.CloseTimeout), int64(maxDuration)},
+		{"ReportInterval", int64(d.ReportInterval), int64(maxDuration)},
+	} {
+		if f.v < 0 && f.name != "ReportInterval" { // a negative ReportInterval disables reports
+			return fmt.Errorf("session: %s %d is negative", f.name, f.v)
+		}
+		if f.v > f.max {
+			return fmt.Errorf("session: %s %d larger than %d", f.name, f.v, f.max)
+		}
+	}
+	return nil
 }
 
 func (c *Config) newScheduler() (sched.Scheduler, error) {
@@ -207,12 +253,9 @@ type Session struct {
 	snd sender
 	rcv receiver
 
-	streams       map[uint64]*Stream
-	nextStreamID  uint64 // next locally initiated stream ID
-	acceptQ       chan *Stream
-	peerStreams   int    // open peer-initiated streams
-	peerSeen      bool   // a peer stream was opened
-	maxPeerStream uint64 // largest peer stream ID seen
+	now func() time.Time // the session's clock (time.Now; tests may inject another)
+
+	streams streamSet
 
 	stats  counters
 	series []Sample
@@ -232,15 +275,12 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 		done:     make(chan struct{}),
 		wake:     make(chan struct{}, 1),
 		ackWake:  make(chan struct{}, 1),
-		streams:  make(map[uint64]*Stream),
-		acceptQ:  make(chan *Stream, cfg.MaxStreams),
+		now:      time.Now,
 	}
 	s.obs, _ = sch.(sched.Observer)
 	s.robs, _ = sch.(sched.ReceiverObserver)
 	s.cond = sync.NewCond(&s.mu)
-	if !isClient {
-		s.nextStreamID = 1 // client streams are even, server streams odd
-	}
+	s.streams.init(s, cfg, isClient)
 	s.snd.init(cfg)
 	s.rcv.init(cfg, s.start)
 	return s, nil
@@ -301,9 +341,10 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 	}
 	s.closed = true
 	s.closeErr = err
-	s.sample(time.Now(), true)
+	s.sample(s.now(), true)
 	close(s.done)
 	s.cond.Broadcast()
+	s.streams.wakeAll()
 	var conns []*quic.Conn
 	var pto time.Duration
 	for i, p := range s.slots {
@@ -343,10 +384,11 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 	}()
 }
 
-// Close ends the session gracefully: it waits until every byte written has
-// been acknowledged, as long as acknowledgements keep coming (it gives up
-// after Config.CloseTimeout without progress), then closes every path. It
-// returns once the session's goroutines have stopped.
+// Close ends the session gracefully: it waits until every byte written on
+// every stream (and every stream's end) has been acknowledged, as long as
+// acknowledgements keep coming (it gives up after Config.CloseTimeout
+// without progress), then sends a last Ack on every path and closes them.
+// It returns once the session's goroutines have stopped.
 func (s *Session) Close() error {
 	var timer *time.Timer
 	defer func() {
@@ -356,10 +398,10 @@ func (s *Session) Close() error {
 	}()
 	s.mu.Lock()
 	mark := func() uint64 { return s.snd.ackedBytes + s.snd.pendOff }
-	last, lastT := mark(), time.Now()
+	last, lastT := mark(), s.now()
 	timedOut := false
-	for !s.closed && !s.snd.drained() {
-		now := time.Now()
+	for !s.closed && !s.drainedLocked() {
+		now := s.now()
 		if m := mark(); m != last {
 			last, lastT = m, now
 		}
@@ -381,10 +423,17 @@ func (s *Session) Close() error {
 	switch {
 	case timedOut:
 		err = errCloseTimedOut
-	case s.closed && s.closeErr != nil && !s.snd.drained():
+	case s.closed && s.closeErr != nil && !s.drainedLocked():
 		err = s.closeErr
 	}
-	s.flushAckLocked()
+	ack, paths := s.finalAckLocked()
+	s.mu.Unlock()
+	// The last Ack goes on every path, outside the lock: SendDatagram
+	// blocks while quic-go's datagram queue is full.
+	for _, p := range paths {
+		_ = p.sendDatagram(ack)
+	}
+	s.mu.Lock()
 	if timedOut {
 		s.closeLocked(err, codeCloseTimeout) // the peer must not take this for a clean end
 	} else {

@@ -74,7 +74,7 @@ type Sample struct {
 
 // Stats returns the session's measurements.
 func (s *Session) Stats() Stats {
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &s.rcv

@@ -2,88 +2,154 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
-
-	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
 // Stream is a reliable, ordered, bidirectional byte stream multiplexed on the
-// session. Streams opened by the client have even IDs, the server's odd.
+// session, shaped like a quic-go stream (RFC 9000 §2-3). Streams opened by
+// the client have even IDs, the server's odd.
+//
+// Each direction has its own state. The send side is open until Close (the
+// peer reads io.EOF after every byte written) or CancelWrite (the peer's
+// Read fails with the code); the receive side until Read returned io.EOF or
+// an error, or CancelRead. The session forgets a stream once both sides are
+// done, whoever opened it; a stream that is neither read to the end nor
+// cancelled keeps its share of the receive window.
+//
+// Flow control is per stream (the peer sends at most the stream's window
+// beyond what the application read; see Config.StreamWindow) and per
+// connection (Config.RecvWindow), so a stream nobody reads holds at most its
+// own window and never blocks the others.
 type Stream struct {
 	s  *Session
 	id uint64
 
-	// read side, guarded by s.mu
-	rbuf   byteQueue
-	fin    bool
-	reset  bool
-	closed bool // CloseRead was called: data is discarded
+	rcond sync.Cond // on s.mu: wakes blocked Reads
+	wcond sync.Cond // on s.mu: wakes blocked Writes
 
-	eof bool // Read returned io.EOF
+	recv streamRecv // guarded by s.mu
+	send streamSend // guarded by s.mu
 
-	rdeadline time.Time   // zero: none
-	rtimer    *time.Timer // wakes blocked readers at rdeadline
-	wdeadline time.Time
-	wtimer    *time.Timer
-
-	// write side, guarded by s.mu
-	wfin bool
+	ctl     ctlBits // control records to send for this stream
+	inReady bool    // queued in streamSet.ready
+	inCtl   bool    // queued in streamSet.ctl
 }
 
-// maybeFreeLocked forgets a peer-initiated stream once both sides ended.
-func (s *Session) maybeFreeLocked(st *Stream) {
-	peerInitiated := (st.id%2 == 0) != s.isClient
-	if peerInitiated && st.wfin && (st.eof || st.reset || st.closed) && s.streams[st.id] == st {
-		delete(s.streams, st.id)
-		s.peerStreams--
+// StreamError is the error of a stream cancelled by either end: a Read after
+// the peer's CancelWrite (RESET_STREAM) or the local CancelRead, a Write
+// after the peer's CancelRead (STOP_SENDING) or the local CancelWrite.
+type StreamError struct {
+	StreamID  uint64
+	ErrorCode uint64 // the application's code, as given to CancelWrite or CancelRead
+	Remote    bool   // the peer cancelled
+	reset     bool   // a RESET_STREAM (else a STOP_SENDING or a local cancel)
+}
+
+func (e *StreamError) Error() string {
+	who := "local"
+	if e.Remote {
+		who = "remote"
 	}
+	what := "cancelled"
+	if e.reset {
+		what = "reset"
+	}
+	return fmt.Sprintf("session: stream %d %s (%s, code %d)", e.StreamID, what, who, e.ErrorCode)
 }
+
+// Is makes errors.Is(err, ErrStreamReset) true for a stream the peer reset.
+func (e *StreamError) Is(target error) bool { return target == ErrStreamReset && e.reset && e.Remote }
+
+// ErrStreamLimitReached is returned by OpenStream while the peer's stream
+// credit is used up; OpenStreamSync waits for more instead. It does not end
+// the session.
+var ErrStreamLimitReached = errors.New("session: peer's stream limit reached")
 
 // ID is the stream's identifier within the session.
 func (st *Stream) ID() uint64 { return st.id }
 
-// Read reads stream data in order. It returns io.EOF after the peer's
-// end of stream.
+// Read reads stream data in order. It returns io.EOF after the peer's end of
+// stream, a *StreamError once the stream is cancelled, and
+// os.ErrDeadlineExceeded at the read deadline.
 func (st *Stream) Read(p []byte) (int, error) {
 	s := st.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for st.rbuf.Len() == 0 && !st.fin && !st.reset && !s.closed {
-		if !st.rdeadline.IsZero() && !time.Now().Before(st.rdeadline) {
+	r := &st.recv
+	for r.buf.Len() == 0 && r.err == nil && !r.fin && !s.closed {
+		if !r.deadline.IsZero() && !s.now().Before(r.deadline) {
 			return 0, os.ErrDeadlineExceeded
 		}
-		s.cond.Wait()
+		st.rcond.Wait()
 	}
-	if st.rbuf.Len() == 0 {
-		switch {
-		case st.reset:
-			return 0, ErrStreamReset
-		case st.fin:
-			st.eof = true
-			s.maybeFreeLocked(st)
-			return 0, io.EOF
-		}
-		return 0, s.closedErrLocked()
+	switch {
+	case r.buf.Len() > 0:
+		n := r.buf.Read(p)
+		s.streamReadLocked(st, uint64(n))
+		return n, nil
+	case r.err != nil:
+		return 0, r.err
+	case r.fin:
+		s.recvDoneLocked(st)
+		return 0, io.EOF
 	}
-	n := st.rbuf.Read(p)
-	s.windowReadLocked(uint64(n))
-	return n, nil
+	return 0, s.closedErrLocked()
 }
 
-// Write queues p for sending; it blocks while the session's send buffer is
-// full, until the write deadline.
+// Write queues p for sending. It blocks while the stream's send buffer
+// (Config.SendBuffer bytes) is full, until the write deadline. A Write that
+// Close or a cancellation interrupts returns the bytes it queued (they are
+// sent before the stream's end) and an error.
 func (st *Stream) Write(p []byte) (int, error) {
-	st.s.mu.Lock()
-	if st.wfin {
-		st.s.mu.Unlock()
-		return 0, fmt.Errorf("session: write on closed stream %d", st.id)
-	}
-	st.s.mu.Unlock()
-	return st.s.write(st, p, false)
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streamWriteLocked(st, p)
 }
+
+// Close ends the stream's send side: the peer reads io.EOF after every byte
+// that Writes accepted, whichever goroutine calls Close. It does not wait
+// for the data to be sent (Session.Close does).
+func (st *Stream) Close() error {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return s.closedErrLocked()
+	}
+	s.closeSendLocked(st)
+	return nil
+}
+
+// CancelWrite abandons the send side (RFC 9000 RESET_STREAM): unsent data is
+// dropped, blocked and later Writes fail, and the peer's Read fails with a
+// *StreamError carrying code. Data the peer already received stays
+// delivered. It does nothing once the stream's end has gone out.
+func (st *Stream) CancelWrite(code uint64) {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancelWriteLocked(st, code, false)
+}
+
+// CancelRead abandons the receive side (RFC 9000 STOP_SENDING): buffered
+// and later data is discarded (its window released at once), Reads fail,
+// and the peer's Writes fail with a *StreamError carrying code.
+func (st *Stream) CancelRead(code uint64) {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancelReadLocked(st, code)
+}
+
+// CloseRead is CancelRead(0): it discards the stream's unread and future
+// data and tells the peer to stop sending.
+func (st *Stream) CloseRead() { st.CancelRead(0) }
 
 // SetReadDeadline makes blocked and future Reads fail with
 // os.ErrDeadlineExceeded from t on; the zero time clears it.
@@ -91,8 +157,8 @@ func (st *Stream) SetReadDeadline(t time.Time) error {
 	s := st.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st.rdeadline = t
-	st.rtimer = rearm(st.rtimer, t, s)
+	st.recv.deadline = t
+	st.recv.timer = s.rearm(st.recv.timer, t, &st.rcond)
 	return nil
 }
 
@@ -102,8 +168,8 @@ func (st *Stream) SetWriteDeadline(t time.Time) error {
 	s := st.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st.wdeadline = t
-	st.wtimer = rearm(st.wtimer, t, s)
+	st.send.deadline = t
+	st.send.timer = s.rearm(st.send.timer, t, &st.wcond)
 	return nil
 }
 
@@ -113,71 +179,65 @@ func (st *Stream) SetDeadline(t time.Time) error {
 	return st.SetWriteDeadline(t)
 }
 
-// rearm stops timer and, for a non-zero t, returns one that wakes every
-// waiter of the session at t.
-func rearm(timer *time.Timer, t time.Time, s *Session) *time.Timer {
+// rearm stops timer and, for a non-zero t, returns one that wakes the
+// waiters of c at t.
+func (s *Session) rearm(timer *time.Timer, t time.Time, c *sync.Cond) *time.Timer {
 	if timer != nil {
 		timer.Stop()
 	}
 	if t.IsZero() {
 		return nil
 	}
-	return time.AfterFunc(time.Until(t), func() {
+	return time.AfterFunc(t.Sub(s.now()), func() {
 		s.mu.Lock()
-		s.cond.Broadcast()
+		c.Broadcast()
 		s.mu.Unlock()
 	})
 }
 
-// Close ends the stream's write side; the peer reads io.EOF after the data.
-func (st *Stream) Close() error {
-	st.s.mu.Lock()
-	if st.wfin {
-		st.s.mu.Unlock()
-		return nil
-	}
-	st.wfin = true
-	st.s.maybeFreeLocked(st)
-	st.s.mu.Unlock()
-	_, err := st.s.write(st, nil, true)
-	return err
-}
-
-// CloseRead discards the stream's unread and future data.
-func (st *Stream) CloseRead() {
-	s := st.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st.closed = true
-	n := st.rbuf.Len()
-	st.rbuf = byteQueue{recycle: true}
-	s.windowReadLocked(uint64(n))
-	s.cond.Broadcast()
-}
-
-// OpenStream opens a new stream. The peer learns of it with its first byte.
+// OpenStream opens a new stream without waiting; the peer learns of it with
+// its first record. While the peer's stream credit is used up it returns
+// ErrStreamLimitReached (OpenStreamSync waits instead).
 func (s *Session) OpenStream() (*Stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, s.closedErrLocked()
-	}
-	st := &Stream{s: s, id: s.nextStreamID, rbuf: byteQueue{recycle: true}}
-	s.nextStreamID += 2
-	s.streams[st.id] = st
-	return st, nil
+	return s.streams.openLocked()
 }
 
-// AcceptStream waits for a stream opened by the peer.
+// OpenStreamSync opens a new stream, waiting for the peer's stream credit
+// until ctx is done or the session ends.
+func (s *Session) OpenStreamSync(ctx context.Context) (*Stream, error) {
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		s.streams.openCond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		st, err := s.streams.openLocked()
+		if !errors.Is(err, ErrStreamLimitReached) {
+			return st, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		s.streams.openCond.Wait()
+	}
+}
+
+// AcceptStream waits for a stream opened by the peer, in the order of their
+// IDs, until ctx is done or the session ends.
 func (s *Session) AcceptStream(ctx context.Context) (*Stream, error) {
 	select {
-	case st := <-s.acceptQ:
+	case st := <-s.streams.acceptQ:
 		return st, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-s.done:
 		select {
-		case st := <-s.acceptQ:
+		case st := <-s.streams.acceptQ:
 			return st, nil
 		default:
 		}
@@ -187,67 +247,4 @@ func (s *Session) AcceptStream(ctx context.Context) (*Stream, error) {
 	}
 }
 
-// recordSink receives the records of the in-order connection byte stream;
-// Session.mu is held.
-type recordSink Session
-
-func (rs *recordSink) stream(id uint64) (*Stream, error) {
-	s := (*Session)(rs)
-	if st := s.streams[id]; st != nil {
-		return st, nil
-	}
-	peerInitiated := (id%2 == 0) != s.isClient
-	if !peerInitiated || (s.peerSeen && id <= s.maxPeerStream) {
-		return nil, nil // a stream that is gone: drop its data
-	}
-	if s.peerStreams >= s.cfg.MaxStreams {
-		return nil, fmt.Errorf("%w: peer opened more than %d streams", ErrStreamLimit, s.cfg.MaxStreams)
-	}
-	st := &Stream{s: s, id: id, rbuf: byteQueue{recycle: true}}
-	s.streams[id] = st
-	s.peerStreams++
-	s.peerSeen, s.maxPeerStream = true, id
-	s.acceptQ <- st // capacity MaxStreams ≥ peerStreams
-	return st, nil
-}
-
-func (rs *recordSink) StreamData(id uint64, p []byte) error {
-	st, err := rs.stream(id)
-	if err != nil || st == nil {
-		return err
-	}
-	s := (*Session)(rs)
-	if st.fin || st.reset {
-		return fmt.Errorf("data on stream %d after its end", id)
-	}
-	if st.closed {
-		return nil
-	}
-	st.rbuf.Append(p)
-	s.rcv.buffered += uint64(len(p))
-	s.cond.Broadcast()
-	return nil
-}
-
-func (rs *recordSink) StreamFin(id uint64) error {
-	st, err := rs.stream(id)
-	if err != nil || st == nil {
-		return err
-	}
-	st.fin = true
-	(*Session)(rs).cond.Broadcast()
-	return nil
-}
-
-func (rs *recordSink) StreamReset(id uint64, _ uint64) error {
-	st, err := rs.stream(id)
-	if err != nil || st == nil {
-		return err
-	}
-	st.reset = true
-	(*Session)(rs).cond.Broadcast()
-	return nil
-}
-
-var _ wire.RecordHandler = (*recordSink)(nil)
 var _ io.ReadWriteCloser = (*Stream)(nil)

@@ -3,16 +3,32 @@ package wire
 import "github.com/quic-go/quic-go/quicvarint"
 
 // AppendRecordHeader appends the header of a record of type t for stream id.
-// For RecData, n is the length of the data that follows; for RecReset, n is
-// the error code; for RecFin, n is ignored.
+// For RecData, n is the length of the data that follows; for RecReset and
+// RecStopSending, n is the error code; for RecMaxData, the limit; for RecFin
+// and RecMaxStreams (whose id field is the stream count), n is ignored.
 func AppendRecordHeader(b []byte, t byte, id uint64, n uint64) []byte {
 	b = append(b, t)
 	b = quicvarint.Append(b, id)
-	if t != RecFin {
+	if !oneField(t) {
 		b = quicvarint.Append(b, n)
 	}
 	return b
 }
+
+// RecordHeaderLen is the encoded length of AppendRecordHeader(nil, t, id, n).
+func RecordHeaderLen(t byte, id, n uint64) int {
+	l := 1 + quicvarint.Len(id)
+	if !oneField(t) {
+		l += quicvarint.Len(n)
+	}
+	return l
+}
+
+// MaxRecordHeaderLen bounds the encoded length of a record header, bytes.
+const MaxRecordHeaderLen = 1 + 8 + 8
+
+// oneField reports whether records of type t carry only the id field.
+func oneField(t byte) bool { return t == RecFin || t == RecMaxStreams }
 
 // RecordParser splits the connection-level byte stream into records. Feed it
 // bytes in order, in pieces of any size; it calls the handlers as records
@@ -29,6 +45,9 @@ type RecordHandler interface {
 	StreamData(id uint64, p []byte) error // p is only valid during the call
 	StreamFin(id uint64) error
 	StreamReset(id uint64, code uint64) error
+	StreamMaxData(id uint64, limit uint64) error    // the peer raised the stream's send limit, bytes
+	StreamStopSending(id uint64, code uint64) error // the peer discards what we send on the stream
+	MaxStreams(count uint64) error                  // the peer lets us open streams with index < count
 }
 
 // Feed parses p. An error is a connection error: the peer sent a malformed
@@ -63,18 +82,21 @@ func (rp *RecordParser) Feed(p []byte, h RecordHandler) error {
 func (rp *RecordParser) tryHeader(h RecordHandler) (bool, error) {
 	b := rp.hdr[:rp.nhdr]
 	t := b[0]
-	if t != RecData && t != RecFin && t != RecReset {
+	if t < RecData || t > RecMaxStreams {
 		return false, malformed("unknown record type %#x", t)
 	}
 	id, l, err := quicvarint.Parse(b[1:])
 	if err != nil {
 		return false, nil // need more bytes
 	}
-	if t == RecFin {
+	if oneField(t) {
 		if 1+l != len(b) {
 			return false, nil
 		}
 		rp.nhdr = 0
+		if t == RecMaxStreams {
+			return true, h.MaxStreams(id)
+		}
 		return true, h.StreamFin(id)
 	}
 	n, l2, err := quicvarint.Parse(b[1+l:])
@@ -82,8 +104,13 @@ func (rp *RecordParser) tryHeader(h RecordHandler) (bool, error) {
 		return false, nil
 	}
 	rp.nhdr = 0
-	if t == RecReset {
+	switch t {
+	case RecReset:
 		return true, h.StreamReset(id, n)
+	case RecMaxData:
+		return true, h.StreamMaxData(id, n)
+	case RecStopSending:
+		return true, h.StreamStopSending(id, n)
 	}
 	if n == 0 || n > MaxRecordData {
 		return false, malformed("record data length %d outside [1, %d]", n, MaxRecordData)

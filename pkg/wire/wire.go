@@ -36,15 +36,20 @@ const (
 	TypeAckReq byte = 0x22 // sender → receiver: send an Ack now (the last one may be lost)
 )
 
-// Record types in the connection-level byte stream.
+// Record types in the connection-level byte stream. Every record is a type
+// byte and a stream ID (varint), then for all but RecFin and RecMaxStreams
+// one more varint; RecData's data follows its header.
 const (
-	RecData  byte = 0x01 // stream data
-	RecFin   byte = 0x02 // end of a stream's data
-	RecReset byte = 0x03 // stream aborted by the sender
+	RecData        byte = 0x01 // stream data: id, length, then the data
+	RecFin         byte = 0x02 // end of a stream's data: id
+	RecReset       byte = 0x03 // stream aborted by its sender (RFC 9000 RESET_STREAM): id, error code
+	RecMaxData     byte = 0x04 // the sender may send stream bytes below a limit (MAX_STREAM_DATA): id, limit in bytes
+	RecStopSending byte = 0x05 // the receiver discards the stream (STOP_SENDING): id, error code
+	RecMaxStreams  byte = 0x06 // the peer may open streams with index below a count (MAX_STREAMS): count in the id field
 )
 
-// Magic opens every path's data stream: "MPQ" and the protocol version 1.
-var Magic = [4]byte{'M', 'P', 'Q', 1}
+// Magic opens every path's data stream: "MPQ" and the protocol version 2.
+var Magic = [4]byte{'M', 'P', 'Q', 2}
 
 // Size limits that the decoders enforce.
 const (
@@ -63,8 +68,18 @@ func malformed(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, a...))
 }
 
+// Params are the stream limits an endpoint grants its peer when the session
+// opens (the stream-layer part of QUIC's transport parameters). Both are
+// raised later with RecMaxStreams and RecMaxData records.
+type Params struct {
+	MaxStreams   uint64 // streams the peer may open before the first RecMaxStreams
+	StreamWindow uint64 // bytes the peer may send on each stream before its first RecMaxData
+}
+
 // Hello opens a new session.
-type Hello struct{}
+type Hello struct {
+	Params Params // the client's grants to the server
+}
 
 // Join attaches a path to session SessionID. MAC authenticates the join with
 // the key both ends derived from the session's first path (see session).
@@ -78,6 +93,7 @@ type Join struct {
 type Accept struct {
 	SessionID [SessionIDLen]byte
 	PathID    uint32
+	Params    Params // the server's grants to the client
 }
 
 // Segment is one slice of the connection-level byte stream.
@@ -93,6 +109,7 @@ func AppendHandshake(b []byte, f any) []byte {
 	switch f := f.(type) {
 	case Hello:
 		b = append(b, TypeHello)
+		b = appendParams(b, f.Params)
 	case *Join:
 		b = append(b, TypeJoin)
 		b = append(b, f.SessionID[:]...)
@@ -102,6 +119,7 @@ func AppendHandshake(b []byte, f any) []byte {
 		b = append(b, TypeAccept)
 		b = append(b, f.SessionID[:]...)
 		b = quicvarint.Append(b, uint64(f.PathID))
+		b = appendParams(b, f.Params)
 	default:
 		panic(fmt.Sprintf("wire: not a handshake frame: %T", f))
 	}
@@ -124,7 +142,11 @@ func ReadHandshake(r *bufio.Reader) (any, error) {
 	}
 	switch t {
 	case TypeHello:
-		return Hello{}, nil
+		var h Hello
+		if err := readParams(r, &h.Params); err != nil {
+			return nil, err
+		}
+		return h, nil
 	case TypeJoin:
 		j := new(Join)
 		for _, p := range [][]byte{j.SessionID[:], j.Nonce[:], j.MAC[:]} {
@@ -146,9 +168,28 @@ func ReadHandshake(r *bufio.Reader) (any, error) {
 			return nil, malformed("path ID %d too large", id)
 		}
 		a.PathID = uint32(id)
+		if err := readParams(r, &a.Params); err != nil {
+			return nil, err
+		}
 		return a, nil
 	}
 	return nil, malformed("unknown handshake frame type %#x", t)
+}
+
+func appendParams(b []byte, p Params) []byte {
+	b = quicvarint.Append(b, min(p.MaxStreams, quicvarint.Max))
+	return quicvarint.Append(b, min(p.StreamWindow, quicvarint.Max))
+}
+
+func readParams(r *bufio.Reader, p *Params) error {
+	var err error
+	if p.MaxStreams, err = quicvarint.Read(r); err != nil {
+		return readErr(err)
+	}
+	if p.StreamWindow, err = quicvarint.Read(r); err != nil {
+		return readErr(err)
+	}
+	return nil
 }
 
 // SegmentHeaderLen returns the encoded header size of a segment, bytes.

@@ -4,14 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 )
 
 func TestHandshakeRoundTrip(t *testing.T) {
 	j := &Join{SessionID: [16]byte{1}, Nonce: [16]byte{2}, MAC: [32]byte{3}}
-	a := &Accept{SessionID: [16]byte{4}, PathID: 300}
-	for _, f := range []any{Hello{}, j, a} {
+	a := &Accept{SessionID: [16]byte{4}, PathID: 300, Params: Params{MaxStreams: 7, StreamWindow: 1 << 20}}
+	h := Hello{Params: Params{MaxStreams: 256, StreamWindow: 512 << 10}}
+	for _, f := range []any{h, j, a} {
 		b := AppendHandshake(nil, f)
 		got, err := ReadHandshake(bufio.NewReader(bytes.NewReader(b)))
 		if err != nil {
@@ -19,6 +21,9 @@ func TestHandshakeRoundTrip(t *testing.T) {
 		}
 		switch g := got.(type) {
 		case Hello:
+			if g != h {
+				t.Errorf("hello: got %+v, want %+v", g, h)
+			}
 		case *Join:
 			if *g != *j {
 				t.Errorf("join: got %+v, want %+v", g, j)
@@ -89,14 +94,30 @@ func TestReportRoundTrip(t *testing.T) {
 type recSink struct {
 	data map[uint64][]byte
 	fin  map[uint64]bool
+	ctl  []string // control records, formatted
 }
 
 func (s *recSink) StreamData(id uint64, p []byte) error {
 	s.data[id] = append(s.data[id], p...)
 	return nil
 }
-func (s *recSink) StreamFin(id uint64) error             { s.fin[id] = true; return nil }
-func (s *recSink) StreamReset(id uint64, _ uint64) error { return nil }
+func (s *recSink) StreamFin(id uint64) error { s.fin[id] = true; return nil }
+func (s *recSink) StreamReset(id uint64, c uint64) error {
+	s.ctl = append(s.ctl, fmt.Sprint("reset ", id, " ", c))
+	return nil
+}
+func (s *recSink) StreamMaxData(id uint64, l uint64) error {
+	s.ctl = append(s.ctl, fmt.Sprint("maxdata ", id, " ", l))
+	return nil
+}
+func (s *recSink) StreamStopSending(id uint64, c uint64) error {
+	s.ctl = append(s.ctl, fmt.Sprint("stop ", id, " ", c))
+	return nil
+}
+func (s *recSink) MaxStreams(n uint64) error {
+	s.ctl = append(s.ctl, fmt.Sprint("maxstreams ", n))
+	return nil
+}
 
 // Records split at every possible boundary decode the same.
 func TestRecordParserPiecewise(t *testing.T) {
@@ -104,6 +125,16 @@ func TestRecordParserPiecewise(t *testing.T) {
 	b = append(AppendRecordHeader(b, RecData, 4, 5), "hello"...)
 	b = append(AppendRecordHeader(b, RecData, 1<<20, 3), "abc"...)
 	b = AppendRecordHeader(b, RecFin, 4, 0)
+	b = AppendRecordHeader(b, RecReset, 6, 77)
+	b = AppendRecordHeader(b, RecMaxData, 8, 1<<30)
+	b = AppendRecordHeader(b, RecStopSending, 10, 3)
+	b = AppendRecordHeader(b, RecMaxStreams, 300, 0)
+	want := "[reset 6 77 maxdata 8 1073741824 stop 10 3 maxstreams 300]"
+	for _, typ := range []byte{RecData, RecFin, RecReset, RecMaxData, RecStopSending, RecMaxStreams} {
+		if got, want := RecordHeaderLen(typ, 300, 1<<20), len(AppendRecordHeader(nil, typ, 300, 1<<20)); got != want || got > MaxRecordHeaderLen {
+			t.Errorf("RecordHeaderLen(%#x) = %d, encoded %d (max %d)", typ, got, want, MaxRecordHeaderLen)
+		}
+	}
 	for split := 0; split <= len(b); split++ {
 		s := &recSink{data: map[uint64][]byte{}, fin: map[uint64]bool{}}
 		var p RecordParser
@@ -115,6 +146,9 @@ func TestRecordParserPiecewise(t *testing.T) {
 		}
 		if string(s.data[4]) != "hello" || string(s.data[1<<20]) != "abc" || !s.fin[4] {
 			t.Fatalf("split %d: got %q %q fin %v", split, s.data[4], s.data[1<<20], s.fin[4])
+		}
+		if got := fmt.Sprint(s.ctl); got != want {
+			t.Fatalf("split %d: control records %s, want %s", split, got, want)
 		}
 	}
 }
@@ -174,6 +208,9 @@ func FuzzRecordParser(f *testing.F) {
 	f.Add(append(AppendRecordHeader(nil, RecData, 4, 2), 'h', 'i'))
 	f.Add(AppendRecordHeader(nil, RecFin, 4, 0))
 	f.Add(AppendRecordHeader(nil, RecReset, 4, 9))
+	f.Add(AppendRecordHeader(nil, RecMaxData, 4, 1<<20))
+	f.Add(AppendRecordHeader(nil, RecStopSending, 4, 2))
+	f.Add(AppendRecordHeader(nil, RecMaxStreams, 100, 0))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s := &recSink{data: map[uint64][]byte{}, fin: map[uint64]bool{}}
 		var p RecordParser

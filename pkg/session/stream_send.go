@@ -1,0 +1,260 @@
+package session
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// sendState is a stream's send side (RFC 9000 §3.1, collapsed: the session
+// retransmits segments, not streams, so a stream is done with sending once
+// its end has been framed into the connection byte stream).
+type sendState uint8
+
+const (
+	sendOpen    sendState = iota // Writes accepted
+	sendClosing                  // Close called: the end follows the buffered data
+	sendDone                     // the end (FIN) or a RESET has been framed
+)
+
+// streamSend is the send side of a stream, guarded by Session.mu.
+type streamSend struct {
+	state    sendState
+	buf      byteQueue // data written, not yet framed; at most Config.SendBuffer bytes
+	framed   uint64    // stream bytes framed into the connection byte stream
+	limit    uint64    // the peer admits stream bytes below limit (MAX_STREAM_DATA)
+	err      error     // why Writes fail (a cancel by either end)
+	code     uint64    // RESET_STREAM code to send
+	deadline time.Time
+	timer    *time.Timer
+}
+
+func (ss *streamSend) init(window uint64) {
+	ss.limit = window
+	ss.buf.recycle = true
+}
+
+func (ss *streamSend) done() bool { return ss.state == sendDone }
+
+// sendable reports whether the framer can take something from the stream.
+func (ss *streamSend) sendable() bool {
+	switch {
+	case ss.state == sendDone:
+		return false
+	case ss.buf.Len() > 0:
+		return ss.framed < ss.limit
+	}
+	return ss.state == sendClosing
+}
+
+func (ss *streamSend) release() {
+	ss.buf.reset()
+	if ss.timer != nil {
+		ss.timer.Stop()
+	}
+}
+
+// ctlBits are the control records a stream has to send.
+type ctlBits uint8
+
+const (
+	ctlReset   ctlBits = 1 << iota // RESET_STREAM with streamSend.code
+	ctlStop                        // STOP_SENDING with streamRecv.stopCode
+	ctlMaxData                     // MAX_STREAM_DATA with streamRecv.limit
+)
+
+// ctrlReserve is the part of the peer's connection window that only control
+// records may use, bytes. The receiver grants window as the application
+// reads, so a window full of unread data would otherwise also block the
+// window and credit updates that let data flow again. Control records are
+// consumed on arrival, never buffered, so the reserve frees up at once.
+const ctrlReserve = 4 << 10
+
+// streamWriteLocked is Stream.Write with s.mu held.
+func (s *Session) streamWriteLocked(st *Stream, p []byte) (int, error) {
+	ss := &st.send
+	written := 0
+	for len(p) > 0 {
+		for {
+			if err := s.writeErrLocked(st); err != nil {
+				return written, err
+			}
+			if ss.buf.Len() < s.snd.bufCap {
+				break
+			}
+			if !ss.deadline.IsZero() && !s.now().Before(ss.deadline) {
+				return written, os.ErrDeadlineExceeded
+			}
+			st.wcond.Wait()
+		}
+		n := min(len(p), s.snd.bufCap-ss.buf.Len())
+		ss.buf.Append(p[:n])
+		s.streams.queued += uint64(n)
+		p = p[n:]
+		written += n
+		s.streams.markReady(st)
+	}
+	return written, nil
+}
+
+// writeErrLocked is why a Write on st cannot proceed, or nil.
+func (s *Session) writeErrLocked(st *Stream) error {
+	switch {
+	case s.closed:
+		return s.closedErrLocked()
+	case st.send.err != nil:
+		return st.send.err
+	case st.send.state != sendOpen:
+		return fmt.Errorf("session: write on closed stream %d", st.id)
+	}
+	return nil
+}
+
+// closeSendLocked queues the stream's end after its buffered data.
+func (s *Session) closeSendLocked(st *Stream) {
+	if st.send.state != sendOpen {
+		return
+	}
+	st.send.state = sendClosing
+	s.streams.finsPending++
+	s.streams.markReady(st)
+	st.wcond.Broadcast() // a blocked Write returns what it queued
+}
+
+// cancelWriteLocked drops the stream's unsent data and queues a RESET.
+func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
+	ss := &st.send
+	if ss.state == sendDone {
+		return
+	}
+	if ss.state == sendClosing {
+		s.streams.finsPending--
+	}
+	s.streams.queued -= uint64(ss.buf.Len())
+	ss.buf.reset()
+	ss.state = sendDone
+	ss.code = code
+	ss.err = &StreamError{StreamID: st.id, ErrorCode: code, Remote: remote}
+	s.streams.markCtl(st, ctlReset)
+	st.wcond.Broadcast()
+	s.streams.maybeFree(st)
+}
+
+// fillLocked frames records into the connection byte stream (snd.pend)
+// until it holds target bytes or nothing more can go: control records
+// first, then stream data and ends, one segment's worth per stream in turn.
+// Records are framed only within the peer's connection window, stream data
+// only within the peer's stream windows and below the control reserve.
+func (s *Session) fillLocked(target int) {
+	sn := &s.snd
+	ss := &s.streams
+	for sn.pend.Len() < target {
+		off := sn.pendOff + uint64(sn.pend.Len())
+		if ss.ctlMaxStream || len(ss.ctl) > 0 {
+			if !s.frameCtlLocked(off) {
+				return // the window is full even for control records
+			}
+			continue
+		}
+		if len(ss.ready) == 0 {
+			return
+		}
+		st := ss.ready[0]
+		if !st.send.sendable() {
+			ss.popReady(false)
+			continue
+		}
+		room := int64(sn.peerLimit) - ctrlReserve - int64(off)
+		snd := &st.send
+		if snd.buf.Len() == 0 { // the end
+			if room < int64(wire.RecordHeaderLen(wire.RecFin, st.id, 0)) {
+				return
+			}
+			sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], wire.RecFin, st.id, 0))
+			snd.state = sendDone
+			ss.finsPending--
+			ss.popReady(false)
+			ss.maybeFree(st)
+			continue
+		}
+		n := min(uint64(snd.buf.Len()), snd.limit-snd.framed, sn.segSize, wire.MaxRecordData)
+		hl := int64(wire.RecordHeaderLen(wire.RecData, st.id, n))
+		if room <= hl {
+			return
+		}
+		n = min(n, uint64(room-hl))
+		sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], wire.RecData, st.id, n))
+		snd.buf.moveTo(&sn.pend, int(n))
+		snd.framed += n
+		ss.queued -= n
+		st.wcond.Broadcast()
+		ss.popReady(st.send.sendable())
+	}
+}
+
+// popReady takes the first ready stream off the queue, and puts it back at
+// the end if again.
+func (ss *streamSet) popReady(again bool) {
+	st := ss.ready[0]
+	ss.ready[0] = nil
+	ss.ready = ss.ready[1:]
+	if again {
+		ss.ready = append(ss.ready, st)
+	} else {
+		st.inReady = false
+	}
+	if len(ss.ready) == 0 {
+		ss.ready = ss.ready[:0:0]
+	}
+}
+
+// frameCtlLocked frames the next control record at connection offset off,
+// if the peer's window has room; it reports whether it did.
+func (s *Session) frameCtlLocked(off uint64) bool {
+	sn := &s.snd
+	ss := &s.streams
+	var typ byte
+	var id, n uint64
+	var st *Stream
+	if ss.ctlMaxStream {
+		typ, id = wire.RecMaxStreams, ss.peerLimit
+	} else {
+		st = ss.ctl[0]
+		switch {
+		case st.ctl&ctlReset != 0:
+			typ, id, n = wire.RecReset, st.id, st.send.code
+		case st.ctl&ctlStop != 0:
+			typ, id, n = wire.RecStopSending, st.id, st.recv.stopCode
+		case st.ctl&ctlMaxData != 0:
+			typ, id, n = wire.RecMaxData, st.id, st.recv.limit
+		}
+	}
+	if off+uint64(wire.RecordHeaderLen(typ, id, n)) > sn.peerLimit {
+		return false
+	}
+	sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], typ, id, n))
+	switch {
+	case st == nil:
+		ss.ctlMaxStream = false
+	case typ == wire.RecReset:
+		st.ctl &^= ctlReset
+	case typ == wire.RecStopSending:
+		st.ctl &^= ctlStop
+	default:
+		st.ctl &^= ctlMaxData
+	}
+	if st != nil && st.ctl == 0 {
+		st.inCtl = false
+		ss.ctl[0] = nil
+		ss.ctl = ss.ctl[1:]
+		if len(ss.ctl) == 0 {
+			ss.ctl = ss.ctl[:0:0]
+		}
+	}
+	return true
+}
+
+// ctlPending reports whether control records wait to be framed.
+func (ss *streamSet) ctlPending() bool { return ss.ctlMaxStream || len(ss.ctl) > 0 }
