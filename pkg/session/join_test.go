@@ -36,7 +36,14 @@ func newTestbed(t *testing.T, npaths int, cfg *Config) *testbed {
 	for i := range specs {
 		specs[i] = emu.PathSpec{Up: link, Down: link}
 	}
-	topo, err := emu.NewTopology(1, specs...)
+	return newTestbedOn(t, 1, cfg, false, specs...)
+}
+
+// newTestbedOn builds the emulated paths of specs (seeding the emulator with
+// seed) and dials the first; with join, the client joins the others too.
+func newTestbedOn(t *testing.T, seed int64, cfg *Config, join bool, specs ...emu.PathSpec) *testbed {
+	t.Helper()
+	topo, err := emu.NewTopology(seed, specs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,9 +63,14 @@ func newTestbed(t *testing.T, npaths int, cfg *Config) *testbed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := &testbed{topo: topo, ln: ln, cli: cli, srv: srv, pair: pair}
-	t.Cleanup(func() {})
-	return tb
+	if join {
+		for _, pc := range topo.Clients[1:] {
+			if _, err := cli.AddPath(context.Background(), pc, topo.Server.LocalAddr(), PathOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return &testbed{topo: topo, ln: ln, cli: cli, srv: srv, pair: pair}
 }
 
 func (tb *testbed) close() {

@@ -29,8 +29,8 @@ type sender struct {
 
 	pend    byteQueue // records framed (fillLocked), not yet cut into segments
 	hdr     [wire.MaxRecordHeaderLen]byte
-	pendOff uint64    // connection offset of pend[0]
-	nextSeq uint64    // next sequence number to cut
+	pendOff uint64 // connection offset of pend[0]
+	nextSeq uint64 // next sequence number to cut
 
 	segs         []*segment // segments base, base+1, …, nextSeq−1
 	base         uint64
