@@ -1,25 +1,26 @@
-package main
+package cli
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 )
 
-// progress prints one line per finished run on stderr, with an ETA.
-type progress struct {
+// benchProgress prints one line per finished run on stderr, with an ETA.
+type benchProgress struct {
 	total, n int
 	start    time.Time
 	quiet    bool
+	w        io.Writer // where the lines go (stderr)
 }
 
-func newProgress(total int, quiet bool) *progress {
-	return &progress{total: total, start: time.Now(), quiet: quiet}
+func newBenchProgress(total int, quiet bool, w io.Writer) *benchProgress {
+	return &benchProgress{total: total, start: time.Now(), quiet: quiet, w: w}
 }
 
-func (p *progress) done(j job, r metrics.Result) {
+func (p *benchProgress) done(j job, r metrics.Result) {
 	p.n++
 	if p.quiet {
 		return
@@ -32,5 +33,5 @@ func (p *progress) done(j job, r metrics.Result) {
 	} else if !r.SHA256OK {
 		status += ", DATA MISMATCH"
 	}
-	fmt.Fprintf(os.Stderr, "[%*d/%d] %-10s %-28s seed %-3d %s  (ETA %v)\n", len(fmt.Sprint(p.total)), p.n, p.total, j.Scheduler, j.Scenario.Name, j.Seed, status, eta)
+	fmt.Fprintf(p.w, "[%*d/%d] %-10s %-28s seed %-3d %s  (ETA %v)\n", len(fmt.Sprint(p.total)), p.n, p.total, j.Scheduler, j.Scenario.Name, j.Seed, status, eta)
 }

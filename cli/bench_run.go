@@ -1,150 +1,178 @@
-package main
+package cli
 
 import (
-	"encoding/csv"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
-	"github.com/mpqsched/mpqsched/sched"
 )
 
-// job is one run of the matrix.
-type job struct {
-	Index     int               `json:"index"`
-	Scheduler string            `json:"scheduler"`
-	Scenario  scenario.Scenario `json:"scenario"` // resolved, expanded, possibly shortened
-	Seed      int64             `json:"seed"`
-	Model     string            `json:"model,omitempty"` // EdAR model file
-	// Opportunistic turns on the session's opportunistic reinjection; the
-	// result's scheduler name then gets the suffix orSuffix.
-	Opportunistic bool `json:"opportunistic,omitempty"`
-}
+// Limits of the run command's numeric flags. A value outside them is a
+// mistake (a typo, a seed pasted into -seeds), not a wish.
+const (
+	maxSeeds    = 10000 // -seeds: repetitions per scheduler and scenario
+	maxParallel = 4096  // -parallel: runs at once
+)
 
-// orSuffix marks, in results, the runs made with opportunistic reinjection.
-const orSuffix = "+or"
+const runWhat = `Runs every scheduler × scenario × seed of the matrix, in virtual time (child
+processes of this binary, each run in a testing/synctest bubble) unless
+-realtime. Writes DIR/results.jsonl (one record per run), DIR/matrix.json
+(which matrix and shard), and the report: summary.csv, plots/ and results.md.
+-shard K/N runs the runs whose index in the full matrix is K modulo N (K
+counts from 0); 'mpquic-bench merge' joins the shards' directories.`
 
-type runFlags struct {
-	schedulers string
-	scenarios  string
-	file       string
-	seeds      int
-	seed       int64
-	parallel   int
-	realtime   bool
-	format     string
-	out        string
-	maxBytes   int64
-	maxDur     time.Duration
-	noReport   bool
-	quiet      bool
-	model      string
-	or         string
-}
-
-func runCmd(args []string) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run", "[run] [flags]", runWhat, stdout)
 	var f runFlags
 	fs.StringVar(&f.schedulers, "schedulers", "all", "comma-separated scheduler names, or all")
-	fs.StringVar(&f.scenarios, "scenarios", scenario.Default, "comma-separated scenario names or globs (e.g. 'prs-*'), or all")
-	fs.StringVar(&f.file, "scenario-file", "", "a scenario JSON file to run instead of library scenarios")
-	fs.IntVar(&f.seeds, "seeds", 0, "seeds (repetitions) per scheduler and scenario; 0 = the scenario's own count, else 3")
+	fs.StringVar(&f.scenarios, "scenarios", scenario.Default, "comma-separated scenario names or globs (e.g. 'prs-*'), or all; not with -scenario-file")
+	fs.StringVar(&f.file, "scenario-file", "", "a scenario JSON file to run instead of library scenarios; not with -scenarios")
+	fs.IntVar(&f.seeds, "seeds", 0, fmt.Sprintf("seeds (repetitions) per scheduler and scenario, 1..%d (default: the scenario's own count, else 3)", maxSeeds))
 	fs.Int64Var(&f.seed, "seed", 1, "first seed")
-	fs.IntVar(&f.parallel, "parallel", runtime.NumCPU(), "runs at once")
+	fs.IntVar(&f.parallel, "parallel", runtime.NumCPU(), fmt.Sprintf("runs at once, 1..%d", maxParallel))
 	fs.BoolVar(&f.realtime, "realtime", false, "run on the wall clock instead of virtual time")
 	fs.StringVar(&f.format, "format", "table", "stdout format: table, json (one object per run) or csv")
-	fs.StringVar(&f.out, "out", "", "results directory (results.jsonl, report); default results/<first scenario>")
+	fs.StringVar(&f.out, "out", "", "results directory (results.jsonl, report); default results/<first scenario>, or results/run-<time>")
 	fs.Int64Var(&f.maxBytes, "max-bytes", 0, "shrink every scenario's transfer to at most this many bytes (0 = as in the scenario)")
 	fs.DurationVar(&f.maxDur, "max-duration", 0, "shrink every scenario's duration to at most this (0 = as in the scenario)")
 	fs.BoolVar(&f.noReport, "no-report", false, "do not write the Markdown report and plots")
 	fs.BoolVar(&f.quiet, "q", false, "no progress lines on stderr")
-	fs.StringVar(&f.model, "edar-model", defaultModel(), "EdAR ONNX model file")
+	fs.StringVar(&f.model, "edar-model", benchDefaultModel(), "EdAR ONNX model file")
 	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+orSuffix+")")
-	if err := fs.Parse(args); err != nil {
+	fs.Var(&f.shard, "shard", "K/N: run only slice K (from 0) of N of the matrix: the runs whose index is K modulo N")
+	pos, err := fs.parse(args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	if len(pos) > 0 {
+		return usagef("run: unexpected arguments %q", pos)
+	}
+	if err := checkRunFlags(&f, fs.given()); err != nil {
+		return err
+	}
+	all, err := buildJobs(&f)
+	if err != nil {
+		return err
+	}
+	return runMatrix(&f, all, stdout, stderr)
+}
+
+// checkRunFlags refuses out-of-range values and contradictory flags.
+func checkRunFlags(f *runFlags, given map[string]bool) error {
+	if given["seeds"] && (f.seeds < 1 || f.seeds > maxSeeds) {
+		return usagef("-seeds %d: want 1..%d (leave it out for the scenario's own count)", f.seeds, maxSeeds)
+	}
+	if f.parallel < 1 || f.parallel > maxParallel {
+		return usagef("-parallel %d: want 1..%d", f.parallel, maxParallel)
+	}
+	if f.maxBytes < 0 {
+		return usagef("-max-bytes %d: want >= 0 (0 = as in the scenario)", f.maxBytes)
+	}
+	if f.maxDur < 0 {
+		return usagef("-max-duration %v: want >= 0 (0 = as in the scenario)", f.maxDur)
+	}
+	if given["scenario-file"] && given["scenarios"] {
+		return usagef("-scenario-file and -scenarios contradict each other: the file replaces the library scenarios; give one")
+	}
+	if given["scenario-file"] && f.file == "" {
+		return usagef("-scenario-file: empty file name")
 	}
 	switch f.format {
 	case "table", "json", "csv":
 	default:
-		return fmt.Errorf("-format %q: want table, json or csv", f.format)
+		return usagef("-format %q: want table, json or csv", f.format)
 	}
 	switch f.or {
 	case "off", "on", "both":
 	default:
-		return fmt.Errorf("-opportunistic %q: want off, on or both", f.or)
+		return usagef("-opportunistic %q: want off, on or both", f.or)
 	}
-	jobs, err := buildJobs(&f)
+	return nil
+}
+
+// runMatrix runs f's shard of the full matrix all and writes the results
+// directory.
+func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
+	mode := timeMode(f.realtime)
+	sum, err := fingerprint(all, mode)
 	if err != nil {
 		return err
 	}
+	jobs := f.shard.of(all)
 	if f.out == "" {
-		f.out = filepath.Join("results", strings.NewReplacer("*", "all", "/", "_", "@", "_").Replace(jobs[0].Scenario.Name))
+		f.out = filepath.Join("results", strings.NewReplacer("*", "all", "/", "_", "@", "_").Replace(all[0].Scenario.Name))
 		if f.scenarios != scenario.Default || f.file != "" {
 			f.out = filepath.Join("results", "run-"+time.Now().Format("20060102-150405"))
+		}
+		if f.shard.N > 1 {
+			f.out += fmt.Sprintf("-shard-%d-of-%d", f.shard.K, f.shard.N)
 		}
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
-	rf, err := os.Create(filepath.Join(f.out, report.ResultsFile))
+	// A manifest left by an earlier run would vouch for these new results.
+	if err := os.Remove(filepath.Join(f.out, ManifestFile)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	resultsPath := filepath.Join(f.out, report.ResultsFile)
+	rf, err := os.Create(resultsPath)
 	if err != nil {
 		return err
 	}
 	defer rf.Close()
 
-	mode := "virtual time"
-	if f.realtime {
-		mode = "real time"
-	}
 	if !f.quiet {
-		fmt.Fprintf(os.Stderr, "mpquic-bench: %d runs (%s, %d at once) → %s\n", len(jobs), mode, f.parallel, f.out)
+		of := ""
+		if f.shard.N > 1 {
+			of = fmt.Sprintf(" (shard %s of a %d-run matrix)", f.shard.String(), len(all))
+		}
+		fmt.Fprintf(stderr, "mpquic-bench: %d runs%s (%s time, %d at once) → %s\n", len(jobs), of, mode, f.parallel, f.out)
 	}
-	prog := newProgress(len(jobs), f.quiet)
+	prog := newBenchProgress(len(jobs), f.quiet, stderr)
 	var mu sync.Mutex
 	var results []metrics.Result
-	enc := json.NewEncoder(rf)
+	ran := make([]manifestRun, 0, len(jobs))
+	enc := json.NewEncoder(rf) // records as they finish, so a crash keeps what finished
 	collect := func(j job, r metrics.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		results = append(results, r)
+		ran = append(ran, manifestRun{Index: j.Index, Scheduler: r.Scheduler, Scenario: r.Scenario, Seed: r.Seed})
 		enc.Encode(r)
 		prog.done(j, r)
 	}
 	start := time.Now()
-	if f.realtime {
+	if len(jobs) == 0 {
+		// An empty shard (N above the matrix's size) still leaves a manifest.
+	} else if f.realtime {
 		runLocal(jobs, f.parallel, collect)
 	} else if err := runVirtual(jobs, f.parallel, collect); err != nil {
 		return err
 	}
 	wall := time.Since(start)
-	slices.SortFunc(results, func(a, b metrics.Result) int {
-		if c := strings.Compare(a.Scenario, b.Scenario); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Scheduler, b.Scheduler); c != 0 {
-			return c
-		}
-		return int(a.Seed - b.Seed)
-	})
-	if err := writeStdout(os.Stdout, f.format, results); err != nil {
+	sortResults(results)
+	if err := rf.Close(); err != nil {
+		return err
+	}
+	if err := writeResults(resultsPath, results); err != nil { // rewritten in table order
+		return err
+	}
+	sortRuns(ran)
+	m := manifest{Matrix: sum, Jobs: len(all), Shard: f.shard.K, Shards: max(f.shard.N, 1), Time: mode, Runs: ran}
+	if err := writeManifest(f.out, m); err != nil {
+		return err
+	}
+	if err := writeStdout(stdout, f.format, results); err != nil {
 		return err
 	}
 	var sim float64
@@ -156,108 +184,38 @@ func runCmd(args []string) error {
 		}
 	}
 	if !f.quiet {
-		fmt.Fprintf(os.Stderr, "mpquic-bench: %d runs in %.1f s wall for %.1f s of emulated transfers (%.0f× the wall clock); %d failed\n",
+		fmt.Fprintf(stderr, "mpquic-bench: %d runs in %.1f s wall for %.1f s of emulated transfers (%.0f× the wall clock); %d failed\n",
 			len(results), wall.Seconds(), sim, sim/max(wall.Seconds(), 1e-9), failed)
 	}
-	if !f.noReport {
+	if !f.noReport && len(results) > 0 {
 		md, err := report.Markdown(f.out)
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		if !f.quiet {
-			fmt.Fprintf(os.Stderr, "mpquic-bench: report %s\n", md)
+			fmt.Fprintf(stderr, "mpquic-bench: report %s\n", md)
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d runs failed (see the error column of %s)", failed, len(results), filepath.Join(f.out, report.ResultsFile))
+		return fmt.Errorf("%d of %d runs failed (see the error column of %s)", failed, len(results), resultsPath)
 	}
 	return nil
 }
 
-// buildJobs expands the flags into the run matrix.
-func buildJobs(f *runFlags) ([]job, error) {
-	var names []string
-	if f.schedulers == "all" {
-		names = sched.Names()
-	} else {
-		for _, n := range strings.Split(f.schedulers, ",") {
-			n = strings.TrimSpace(n)
-			if _, err := sched.New(n); err != nil {
-				return nil, err
-			}
-			names = append(names, n)
+// writeResults writes rs to path as JSON lines, through a temporary file.
+func writeResults(path string, rs []metrics.Result) error {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	for _, r := range rs {
+		if err := enc.Encode(r); err != nil {
+			return err
 		}
 	}
-	var scns []scenario.Scenario
-	if f.file != "" {
-		s, err := scenario.Load(f.file)
-		if err != nil {
-			return nil, err
-		}
-		scns = append(scns, s)
-	} else {
-		lib := scenario.Library()
-		for _, pat := range strings.Split(f.scenarios, ",") {
-			pat = strings.TrimSpace(pat)
-			if pat == "all" {
-				pat = "*"
-			}
-			n := 0
-			for _, s := range lib {
-				if ok, _ := path.Match(pat, s.Name); ok {
-					scns = append(scns, s)
-					n++
-				}
-			}
-			if n == 0 {
-				if _, err := scenario.Get(pat); err != nil {
-					return nil, err
-				}
-			}
-		}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return err
 	}
-	var jobs []job
-	for _, s := range scns {
-		variants, err := s.Expand()
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range variants {
-			if f.maxBytes > 0 || f.maxDur > 0 {
-				mb, md := f.maxBytes, scenario.Duration(f.maxDur)
-				if mb == 0 {
-					mb = v.Bytes
-				}
-				if md == 0 {
-					md = v.Duration
-				}
-				v = scenario.Short(v, mb, md)
-			}
-			seeds := v.Seeds(f.seed)
-			if f.seeds > 0 {
-				seeds = seeds[:0]
-				for i := 0; i < f.seeds; i++ {
-					seeds = append(seeds, f.seed+int64(i))
-				}
-			} else if v.Repeat == 0 {
-				seeds = []int64{f.seed, f.seed + 1, f.seed + 2}
-			}
-			for _, seed := range seeds {
-				for _, n := range names {
-					for _, or := range []bool{false, true} {
-						if or != (f.or == "on") && f.or != "both" { // "" (other callers) is off
-							continue
-						}
-						jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Opportunistic: or})
-					}
-				}
-			}
-		}
-	}
-	if len(jobs) == 0 {
-		return nil, errors.New("no runs: no scenario matched")
-	}
-	return jobs, nil
+	return os.Rename(tmp, path)
 }
 
 // runLocal runs jobs in this process on the wall clock.
@@ -278,77 +236,4 @@ func runLocal(jobs []job, parallel int, collect func(job, metrics.Result)) {
 	}
 	close(ch)
 	wg.Wait()
-}
-
-// writeStdout prints the results in the chosen format.
-func writeStdout(w io.Writer, format string, rs []metrics.Result) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		for _, r := range rs {
-			r.GoodputSeries = nil // keep stdout to one readable line per run; results.jsonl has the series
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write([]string{"scheduler", "scenario", "seed", "bytes", "fct_s", "goodput_bps", "capacity_bps", "ooo_segments", "hol_blocked_s", "retrans_packets", "sent_bytes", "redundant_bytes", "per_path_bytes", "sha256_ok", "error"})
-		for _, r := range rs {
-			pp := make([]string, len(r.PerPathBytes))
-			for i, b := range r.PerPathBytes {
-				pp[i] = strconv.FormatUint(b, 10)
-			}
-			cw.Write([]string{r.Scheduler, r.Scenario, strconv.FormatInt(r.Seed, 10), strconv.FormatUint(r.Bytes, 10),
-				ff(r.FCTSeconds), ff(r.GoodputBps), ff(r.CapacityBps), strconv.FormatUint(r.OOOSegments, 10), ff(r.HoLBlockedSec),
-				strconv.FormatUint(r.RetransPackets, 10), strconv.FormatUint(r.SentBytes, 10), strconv.FormatUint(r.RedundantBytes, 10),
-				strings.Join(pp, ";"), strconv.FormatBool(r.SHA256OK), r.Error})
-		}
-		cw.Flush()
-		return cw.Error()
-	}
-	rows := report.Summarize(rs)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tscheduler\truns\tgoodput Mbit/s\t/capacity\tFCT s\tOOO segs\tHoL s\tredundancy\t")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%.2f ± %.2f\t%.3f\t%.2f ± %.2f\t%.0f\t%.2f\t%.3f\t\n",
-			r.Scenario, r.Scheduler, r.Runs-r.Failed, r.Runs, r.Goodput.Mean/1e6, r.Goodput.CI95/1e6, r.Goodput.Mean/max(r.CapacityBps, 1),
-			r.FCT.Mean, r.FCT.CI95, r.OOO.Mean, r.HoL.Mean, r.Redundancy.Mean)
-	}
-	return tw.Flush()
-}
-
-func ff(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-
-func reportCmd(args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: mpquic-bench report DIR")
-	}
-	md, err := report.Markdown(args[0])
-	if err != nil {
-		return err
-	}
-	fmt.Println(md)
-	return nil
-}
-
-func listCmd(args []string) error {
-	if len(args) != 0 {
-		return errors.New("usage: mpquic-bench list")
-	}
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCHEDULERS")
-	for _, n := range sched.Names() {
-		fmt.Fprintf(w, "  %s\n", n)
-	}
-	fmt.Fprintln(w, "\nSCENARIOS")
-	for _, s := range scenario.Library() {
-		desc := s.Description
-		if len(desc) > 100 {
-			desc = desc[:97] + "..."
-		}
-		fmt.Fprintf(w, "  %s\t%s\n", s.Name, desc)
-	}
-	return w.Flush()
 }
