@@ -2,10 +2,11 @@ package cli
 
 // The reproduce command: runs the experiments of the PRS-MPTCP, LLHD and FPRS
 // papers (and fitting scenarios for BLEST, ECF and Peekaboo) from the
-// scenario library in virtual time, and writes docs/reproduction.md with the
+// scenario library in virtual time, and writes OUT/reproduction.md with the
 // papers' setups, our tables, plots, and a verdict on each claim computed
-// from our data. Each paper's results go to docs/reproduction/<paper>/
-// (results.jsonl, summary.csv, results.md, plots/, claims/, run.json).
+// from our data. Each paper's results go to OUT/reproduction/<paper>/
+// (results.jsonl, summary.csv, results.md, plots/, claims/, run.json). OUT is
+// -out: results/reproduce by default; `make reproduce` writes docs/.
 
 import (
 	"encoding/json"
