@@ -5,6 +5,7 @@ package lowestloss
 
 import "github.com/mpqsched/mpqsched/sched"
 
+// Name is the scheduler's name in the registry.
 const Name = "lowestloss"
 
 func init() { sched.Register(Name, func() sched.Scheduler { return &Scheduler{} }) }
@@ -12,8 +13,10 @@ func init() { sched.Register(Name, func() sched.Scheduler { return &Scheduler{} 
 // Scheduler sends each segment on the path with room and the lowest loss rate.
 type Scheduler struct{}
 
+// Name returns Name.
 func (*Scheduler) Name() string { return Name }
 
+// Decide marks the path with room and the lowest loss rate, or waits.
 func (*Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
 	best := -1
 	for i := range paths {
