@@ -3,17 +3,18 @@ Mininet, no root) so that it can be tested anywhere:
   python3 -m unittest discover -s mininet -p 'test_*.py'
 pkg/netem/rttjudge.go applies the same rule to mpq-netns topologies.
 
-Why not the mean: a few pings that wait behind a descheduled delay daemon or
-a busy CPU raise the mean by milliseconds (an LLHD router chain read a
-21.98 ms mean for a 20.16 ms path whose fastest ping took 20.84 ms).
-Queueing and scheduling only ever add delay, so without jitter the fastest of
-enough replies is the one that saw the configured delay and nothing else: the
-minimum is judged. With jitter (uniform in [delay-jitter, delay+jitter] per
-direction) the minimum sits below the configured RTT by up to the two
-half-widths while the distribution stays symmetric about it: the median is
-judged, with an allowance for its sampling error. A missing delay, a doubled
-one or a delay on one direction only moves every reply, so the minimum and
-the median alike.
+The median RTT of at least 20 replies is judged. Not the mean: a few pings
+that wait behind a descheduled delay daemon or a busy CPU raise it by
+milliseconds (an LLHD router chain read a 21.98 ms mean for a 20.16 ms path
+whose fastest ping took 20.84 ms). Not the minimum either: mpq-delayd
+releases each packet up to 1 ms before its due time to make up for late
+timer wake-ups, so that the mean delay matches, and under CPU load one ping
+in forty came back 1.7 ms faster than a two-hop path's configured RTT. The
+median ignores both tails as long as fewer than half the replies sit in
+them. Jitter (uniform in [delay-jitter, delay+jitter] per direction) leaves
+the distribution symmetric about the configured RTT; the tolerance grows by
+three standard errors of the sample median. A missing delay, a doubled one
+or a delay on one direction only moves every reply, so the median too.
 
 Units: ms for times, fractions for delivery ratios.
 """
@@ -67,23 +68,19 @@ def median(xs):
 def judge_rtt(rtts, sent, want_ms, jitter_ms, tol_ms, min_replies=MIN_REPLIES):
     """Judge the replies' RTTs (ms) of `sent` pings against want_ms.
     jitter_ms is the sum of both directions' jitter half-widths, tol_ms the
-    allowed error. Returns (stat, got_ms, tol_ms, problem): stat is "min" or
-    "median", problem is None within tolerance, else a message with numbers.
-    Never raises on odd input."""
-    stat = "median" if jitter_ms > 0 else "min"
+    allowed error. Returns (median_ms, tol_ms, problem): problem is None
+    within tolerance, else a message with numbers. Never raises on odd
+    input."""
     if len(rtts) < max(min_replies, 1):
-        return stat, float("nan"), tol_ms, "only %d of %d pings answered, need %d to judge the delay" % (
+        return float("nan"), tol_ms, "only %d of %d pings answered, need %d to judge the delay" % (
             len(rtts), sent or 0, min_replies)
     if any(not math.isfinite(x) for x in rtts):
-        return stat, float("nan"), tol_ms, "non-finite RTT among the replies"
+        return float("nan"), tol_ms, "non-finite RTT among the replies"
+    got = median(rtts)
     if jitter_ms > 0:
-        got = median(rtts)
         # the sample median's standard error is about 1.25 sigma/sqrt(n); sigma
-        # of the sum of two uniform jitters is at most (j1+j2)/sqrt(3). Three of them.
+        # of the sum of two uniform jitters is at most (j1+j2)/sqrt(3).
         tol_ms += 3 * 1.25 * jitter_ms / math.sqrt(3) / math.sqrt(len(rtts))
-    else:
-        got = min(rtts)
     if abs(got - want_ms) > tol_ms:
-        return stat, got, tol_ms, "RTT %s %.2f ms of %d replies, want %.2f +- %.2f ms" % (
-            stat, got, len(rtts), want_ms, tol_ms)
-    return stat, got, tol_ms, None
+        return got, tol_ms, "RTT median %.2f ms of %d replies, want %.2f +- %.2f ms" % (got, len(rtts), want_ms, tol_ms)
+    return got, tol_ms, None

@@ -59,7 +59,7 @@ def main():
     pn = mpqnet.PathNet(links, routers_per_path=2, backend=args.backend, bin_dir=args.bin_dir)
     try:
         if not args.no_verify:
-            # The delay is judged by the minimum of >= 20 ping replies (more
+            # The delay is judged by the median of >= 20 ping replies (more
             # pings are sent on lossy paths), not by the mean, which a few
             # pings queued behind a busy CPU raise; rates are measured with
             # a UDP probe offered above the bottleneck.

@@ -262,26 +262,26 @@ def verify(client, server, paths, bin_dir, rtt_abs=1.5, rtt_rel=0.05, rate_rel=0
     """paths: list of dicts with want_rtt (ms), jitter (ms, sum of both
     directions' half-widths), deliver (fraction of round trips the loss
     lets through), up and down (Mbit/s, 0 = not measured). The delay is
-    judged by linkcheck.judge_rtt (minimum RTT of at least 20 replies, the
-    median on jittered paths); the mean is only printed. Exits 1 naming
-    every figure out of tolerance."""
+    judged by linkcheck.judge_rtt (median RTT of at least 20 replies); the
+    minimum and the mean are only printed. Exits 1 naming every figure out
+    of tolerance."""
     tool = os.path.join(bin_dir, "mpq-netns")
     if not os.access(tool, os.X_OK):
         die("mpq-netns not found in %s (it carries the rate probes)" % bin_dir)
     bad = []
-    print("path  want_rtt  rtt_min  rtt_med  rtt_avg  judged  replies   want_up      up  want_down    down")
+    print("path  want_rtt  rtt_med  rtt_min  rtt_avg  replies   want_up      up  want_down    down")
     for i, pth in enumerate(paths, 1):
         sent, rtts = ping_rtts(client, i, linkcheck.ping_count(pings, deliver=pth.get("deliver", 1.0)))
         tol = max(rtt_abs, rtt_rel * pth["want_rtt"])
-        stat, _, tol, problem = linkcheck.judge_rtt(rtts, sent, pth["want_rtt"], pth.get("jitter", 0.0), tol)
+        _, tol, problem = linkcheck.judge_rtt(rtts, sent, pth["want_rtt"], pth.get("jitter", 0.0), tol)
         if problem:
             bad.append("path %d: %s" % (i, problem))
         nan = float("nan")
         mn, med, avg = (min(rtts), linkcheck.median(rtts), sum(rtts) / len(rtts)) if rtts else (nan, nan, nan)
         up = udp_rate(tool, server, SERVER_ADDR, 5300 + 2 * i, client, "10.10.%d.2" % i, pth["up"]) if pth["up"] else 0
         down = udp_rate(tool, client, "10.10.%d.2" % i, 5301 + 2 * i, server, SERVER_ADDR, pth["down"]) if pth["down"] else 0
-        print("%-4d %8.2f %8.2f %8.2f %8.2f %7s %4d/%-4d %9.3f %7.3f %10.3f %7.3f" % (
-            i, pth["want_rtt"], mn, med, avg, stat, len(rtts), sent, pth["up"], up, pth["down"], down))
+        print("%-4d %8.2f %8.2f %8.2f %8.2f %4d/%-4d %9.3f %7.3f %10.3f %7.3f" % (
+            i, pth["want_rtt"], med, mn, avg, len(rtts), sent, pth["up"], up, pth["down"], down))
         for name, got, want in (("up", up, pth["up"]), ("down", down, pth["down"])):
             if want and abs(got - want) > rate_rel * want:
                 bad.append("path %d: %s rate %.3f Mbit/s, want %.3f +- %.0f%%" % (i, name, got, want, rate_rel * 100))

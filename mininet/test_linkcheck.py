@@ -31,8 +31,20 @@ class JudgeRTT(unittest.TestCase):
         # between 20.84 and 21.3 ms and four that waited about 10 ms.
         rtts = spread(20.84, 21.3, 36) + [30.2, 31.0, 29.8, 30.5]
         self.assertGreater(abs(statistics.mean(rtts) - WANT), TOL, "fixture: the old mean rule must fail it")
-        stat, got, _, problem = linkcheck.judge_rtt(rtts, 40, WANT, 0, TOL)
-        self.assertEqual((stat, got, problem), ("min", 20.84, None))
+        got, _, problem = linkcheck.judge_rtt(rtts, 40, WANT, 0, TOL)
+        self.assertIsNone(problem)
+        self.assertTrue(20.84 <= got <= 21.3, got)
+        # a quarter of the replies queued by up to 15 ms still passes
+        self.assertIsNone(linkcheck.judge_rtt(spread(20.3, 20.9, 30) + spread(25, 35, 10), 40, WANT, 0, TOL)[2])
+
+    def test_early_releases_pass(self):
+        # Seen on path 2 of the LLHD chain (10.31 ms wanted) under a load
+        # average of 10: mpq-delayd's lateness compensation released two of
+        # 38 replies early (minimum 8.63 ms). The minimum would fail.
+        want = 10.31
+        rtts = spread(10.4, 10.9, 36) + [8.63, 9.1]
+        self.assertLess(min(rtts), want - TOL, "fixture: the minimum must be out of tolerance")
+        self.assertIsNone(linkcheck.judge_rtt(rtts, 40, want, 0, TOL)[2])
 
     def test_misconfigurations_fail(self):
         cases = {
@@ -40,6 +52,7 @@ class JudgeRTT(unittest.TestCase):
             "one direction only": (spread(10.2, 10.6, 40), 40),
             "doubled delay": (spread(40.3, 41.0, 40), 40),
             "doubled delay, queued pings": (spread(40.3, 41.0, 36) + [55, 60, 58, 52], 40),
+            "missing delay, queued pings": (spread(0.08, 0.15, 30) + spread(20, 30, 10), 40),
             "too few replies": (spread(20.2, 20.4, 12), 40),
             "no reply": ([], 40),
             "nothing sent": ([], 0),
@@ -48,27 +61,28 @@ class JudgeRTT(unittest.TestCase):
         }
         for name, (rtts, sent) in cases.items():
             with self.subTest(name):
-                stat, got, tol, problem = linkcheck.judge_rtt(rtts, sent, WANT, 0, TOL)
-                self.assertIsNotNone(problem, "judged %s %.2f within %.2f +- %.2f" % (stat, got, WANT, tol))
+                got, tol, problem = linkcheck.judge_rtt(rtts, sent, WANT, 0, TOL)
+                self.assertIsNotNone(problem, "median %.2f within %.2f +- %.2f" % (got, WANT, tol))
 
     def test_edges(self):
-        for mn, ok in ((WANT - 1.4, True), (WANT + 1.4, True), (WANT - 1.6, False), (WANT + 1.6, False)):
-            with self.subTest(min=mn):
-                rtts = [mn] + [mn + 3] * 25  # the rest queued
-                self.assertEqual(linkcheck.judge_rtt(rtts, 26, WANT, 0, TOL)[3] is None, ok)
+        for med, ok in ((WANT - 1.4, True), (WANT + 1.4, True), (WANT - 1.6, False), (WANT + 1.6, False)):
+            with self.subTest(median=med):
+                rtts = spread(med - 2, med - 0.1, 12) + [med] + spread(med + 0.1, med + 9, 12)
+                got, _, problem = linkcheck.judge_rtt(rtts, 25, WANT, 0, TOL)
+                self.assertEqual((got, problem is None), (med, ok))
 
-    def test_jitter_judges_median(self):
-        want, jit, tol = 70.0, 10.0, 3.5  # 30+40 ms, +-5 ms each way, 5%
-        for seed in range(1, 21):
-            rtts = jittered(seed, 40, 30, 5, 40, 5, 0.3)
-            stat, got, _, problem = linkcheck.judge_rtt(rtts, 40, want, jit, tol)
-            self.assertEqual((stat, problem), ("median", None), "seed %d: median %.2f" % (seed, got))
-            self.assertIsNotNone(linkcheck.judge_rtt(rtts, 40, want, 0, tol)[3],
-                                 "seed %d: by the minimum the jittered path should fail; fixture wrong" % seed)
+    def test_jitter(self):
+        # jitter widens the spread, not the centre: the median still sits on
+        # the configured RTT and still fails a missing or doubled delay.
+        want, jit, tol = 20.0, 10.0, 1.5  # 10+10 ms, +-5 ms each way
+        for seed in range(1, 51):
+            rtts = jittered(seed, 40, 10, 5, 10, 5, 0.3)
+            got, _, problem = linkcheck.judge_rtt(rtts, 40, want, jit, tol)
+            self.assertIsNone(problem, "seed %d" % seed)
             for name, bad in (("missing", jittered(seed, 40, 0, 0, 0, 0, 0.1)),
-                              ("one direction", jittered(seed, 40, 30, 5, 0, 0, 0.3)),
-                              ("doubled", jittered(seed, 40, 60, 10, 80, 10, 0.3))):
-                self.assertIsNotNone(linkcheck.judge_rtt(bad, 40, want, jit, tol)[3], "seed %d: %s passed" % (seed, name))
+                              ("one direction", jittered(seed, 40, 10, 5, 0, 0, 0.3)),
+                              ("doubled", jittered(seed, 40, 20, 10, 20, 10, 0.3))):
+                self.assertIsNotNone(linkcheck.judge_rtt(bad, 40, want, jit, tol)[2], "seed %d: %s passed" % (seed, name))
 
 
 class PingCount(unittest.TestCase):

@@ -12,17 +12,19 @@ import (
 // The delay check, separated from the commands so that it can be tested
 // without root. mininet/linkcheck.py applies the same rule.
 //
-// Why not the mean: a few pings that wait behind a descheduled delay daemon
-// or a busy CPU raise the mean by milliseconds (an LLHD router chain read a
-// 21.98 ms mean for a 20.16 ms path whose fastest ping took 20.84 ms).
-// Queueing and scheduling only ever add delay, so without jitter the
-// fastest of enough replies is the one that saw the configured delay and
-// nothing else: the minimum is judged. With jitter (uniform in
-// [delay−jitter, delay+jitter] per direction) the minimum sits below the
-// configured RTT by up to the two half-widths, while the RTT's distribution
-// stays symmetric about it: the median is judged, with an allowance for its
-// sampling error. A missing delay, a doubled one or a delay on one direction
-// only moves every reply, so the minimum and the median alike.
+// The median RTT of at least 20 replies is judged. Not the mean: a few
+// pings that wait behind a descheduled delay daemon or a busy CPU raise it
+// by milliseconds (an LLHD router chain read a 21.98 ms mean for a 20.16 ms
+// path whose fastest ping took 20.84 ms). Not the minimum either: mpq-delayd
+// releases each packet up to 1 ms before its due time to make up for late
+// timer wake-ups, so that the mean delay matches, and under CPU load one
+// ping in forty came back 1.7 ms faster than a two-hop path's configured
+// RTT. The median ignores both tails as long as fewer than half the replies
+// sit in them. Jitter (uniform in [delay−jitter, delay+jitter] per
+// direction) leaves the distribution symmetric about the configured RTT;
+// the tolerance grows by three standard errors of the sample median. A
+// missing delay, a doubled one or a delay on one direction only moves every
+// reply, so the median too.
 
 // Defaults of the delay check.
 const (
@@ -33,10 +35,9 @@ const (
 
 // rttJudgement is the outcome of judgeRTT.
 type rttJudgement struct {
-	Stat    string  // "min" or "median": the statistic judged
-	GotMs   float64 // its value, ms
-	TolMs   float64 // allowed |GotMs − wanted RTT|, ms
-	Problem string  // "" if within tolerance, else what is wrong, with numbers
+	MedianMs float64 // median RTT of the replies, ms (NaN if too few)
+	TolMs    float64 // allowed |MedianMs − wanted RTT|, ms
+	Problem  string  // "" if within tolerance, else what is wrong, with numbers
 }
 
 // judgeRTT judges the ping RTTs rtts (ms, one per reply, any order) of sent
@@ -44,26 +45,24 @@ type rttJudgement struct {
 // directions' jitter half-widths (ms), tolMs the allowed error (ms), and
 // minReplies the replies needed to judge at all. It never panics.
 func judgeRTT(rtts []float64, sent int, wantMs, jitterMs, tolMs float64, minReplies int) rttJudgement {
-	j := rttJudgement{Stat: "min", TolMs: tolMs}
-	if jitterMs > 0 {
-		j.Stat = "median"
-	}
+	j := rttJudgement{MedianMs: math.NaN(), TolMs: tolMs}
 	if len(rtts) < minReplies || len(rtts) == 0 {
 		j.Problem = fmt.Sprintf("only %d of %d pings answered, need %d to judge the delay", len(rtts), sent, minReplies)
 		return j
 	}
-	s := slices.Clone(rtts)
-	slices.Sort(s)
-	if jitterMs > 0 {
-		j.GotMs = median(s)
-		// The sample median's standard error is about 1.25 σ/√n; σ of the
-		// sum of two uniform jitters is at most (j1+j2)/√3. Three of them.
-		j.TolMs += 3 * 1.25 * jitterMs / math.Sqrt(3) / math.Sqrt(float64(len(s)))
-	} else {
-		j.GotMs = s[0]
+	if slices.ContainsFunc(rtts, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }) {
+		j.Problem = "non-finite RTT among the replies"
+		return j
 	}
-	if math.IsNaN(j.GotMs) || math.Abs(j.GotMs-wantMs) > j.TolMs {
-		j.Problem = fmt.Sprintf("RTT %s %.2f ms of %d replies, want %.2f ± %.2f ms", j.Stat, j.GotMs, len(s), wantMs, j.TolMs)
+	s := slices.Sorted(slices.Values(rtts))
+	j.MedianMs = median(s)
+	if jitterMs > 0 {
+		// The sample median's standard error is about 1.25 σ/√n; σ of the
+		// sum of two uniform jitters is at most (j1+j2)/√3.
+		j.TolMs += 3 * 1.25 * jitterMs / math.Sqrt(3) / math.Sqrt(float64(len(s)))
+	}
+	if math.Abs(j.MedianMs-wantMs) > j.TolMs {
+		j.Problem = fmt.Sprintf("RTT median %.2f ms of %d replies, want %.2f ± %.2f ms", j.MedianMs, len(s), wantMs, j.TolMs)
 	}
 	return j
 }

@@ -19,7 +19,7 @@ import (
 type VerifyOptions struct {
 	Pings      int           // pings per path, raised on lossy paths so that about 1.5 MinReplies come back (at most 1000) [40]
 	MinReplies int           // ping replies needed to judge a path's delay; fewer is a failure [20]
-	RTTAbsTol  time.Duration // allowed |judged − wanted| RTT, absolute part; the minimum RTT is judged, the median on jittered paths [1.5 ms]
+	RTTAbsTol  time.Duration // allowed |median − wanted| RTT, absolute part [1.5 ms]
 	RTTRelTol  float64       // allowed RTT error, fraction of the wanted RTT; the larger of the two applies [0.05]
 	RateRelTol float64       // allowed rate error, fraction of the wanted rate [0.05]
 	RateDur    time.Duration // duration of each UDP rate probe; the first quarter is not measured [2 s]
@@ -55,9 +55,8 @@ type PathCheck struct {
 	Path        int      `json:"path"`               // path number, from 1
 	WantRTTms   float64  `json:"want_rtt_ms"`        // both delays plus a ping's serialization both ways, ms
 	RTTms       float64  `json:"rtt_ms"`             // mean ping RTT, ms (reported, not judged)
-	MinRTTms    float64  `json:"min_rtt_ms"`         // minimum ping RTT, ms (judged when the path has no jitter)
-	MedianRTTms float64  `json:"median_rtt_ms"`      // median ping RTT, ms (judged when the path has jitter)
-	RTTStat     string   `json:"rtt_stat"`           // the statistic judged: "min" or "median"
+	MinRTTms    float64  `json:"min_rtt_ms"`         // minimum ping RTT, ms (reported, not judged)
+	MedianRTTms float64  `json:"median_rtt_ms"`      // median ping RTT, ms: the RTT judged
 	Pings       int      `json:"pings"`              // pings sent
 	Replies     int      `json:"replies"`            // ping replies received (duplicates not counted)
 	PingLossPct float64  `json:"ping_loss_pct"`      // pings lost, percent
@@ -99,7 +98,6 @@ func Verify(s Spec, o Options, v VerifyOptions) ([]PathCheck, error) {
 			c.fillRTT(sent, rtts)
 			tol := math.Max(float64(v.RTTAbsTol)/1e6, v.RTTRelTol*c.WantRTTms)
 			j := judgeRTT(rtts, sent, c.WantRTTms, up.JitterMs+down.JitterMs, tol, v.MinReplies)
-			c.RTTStat = j.Stat
 			if j.Problem != "" {
 				c.Problems = append(c.Problems, j.Problem)
 			}
@@ -220,9 +218,9 @@ func probe(tool, rxNS, rxAddr string, port int, txNS, txAddr string, offerBps fl
 // FormatChecks renders checks as a fixed-width table.
 func FormatChecks(cs []PathCheck) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %9s %9s %9s %9s %6s %7s %11s %11s %11s %11s %s\n", "path", "want_rtt", "rtt_min", "rtt_med", "rtt_avg", "judged", "ploss%", "want_up", "up", "want_down", "down", "ok")
+	fmt.Fprintf(&b, "%-4s %9s %9s %9s %9s %7s %11s %11s %11s %11s %s\n", "path", "want_rtt", "rtt_med", "rtt_min", "rtt_avg", "ploss%", "want_up", "up", "want_down", "down", "ok")
 	for _, c := range cs {
-		fmt.Fprintf(&b, "%-4d %7.2fms %7.2fms %7.2fms %7.2fms %6s %7.1f %9.3fM %9.3fM %9.3fM %9.3fM %v\n", c.Path, c.WantRTTms, c.MinRTTms, c.MedianRTTms, c.RTTms, c.RTTStat, c.PingLossPct,
+		fmt.Fprintf(&b, "%-4d %7.2fms %7.2fms %7.2fms %7.2fms %7.1f %9.3fM %9.3fM %9.3fM %9.3fM %v\n", c.Path, c.WantRTTms, c.MedianRTTms, c.MinRTTms, c.RTTms, c.PingLossPct,
 			c.WantUpBps/1e6, c.UpBps/1e6, c.WantDownBps/1e6, c.DownBps/1e6, c.OK)
 	}
 	return b.String()
