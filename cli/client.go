@@ -1,32 +1,4 @@
-// Command mpquic-client downloads a file from mpquic-server over a
-// multipath QUIC session, one path per local address or interface, checks
-// its SHA-256 and prints one metrics.Result JSON line on stdout.
-//
-// Usage:
-//
-//	mpquic-client -addr HOST:PORT -ca CERT.pem [flags] get NAME [-o OUT]
-//	mpquic-client -addr HOST:PORT -ca CERT.pem [flags] http-get URLPATH [-o OUT]
-//	mpquic-client -addr HOST:PORT -h3-addr HOST:PORT2 -ca CERT.pem [flags] compare URLPATH
-//
-// get uses the FILE protocol of package mpfile; http-get fetches
-// http://mpquic/URLPATH with net/http over the session's streams; compare
-// runs http-get over the multipath session and then over plain single-path
-// QUIC on each path in turn (the server's -h3-addr), printing one JSON line
-// per run (multipath first) and a summary on stderr.
-//
-// Flags may come before or after the command. Paths: -paths takes local
-// addresses or interface names (an interface stands for its first IPv4
-// address), one UDP socket is bound per path, the first one carries the
-// session's handshake; -backup lists path numbers (from 1) used only when no
-// other path can send. Verification is never skipped: -ca pins the server's
-// certificate (e.g. the server's -dev-cert DIR/cert.pem) or a CA, checked
-// for -server-name.
-//
-// A progress bar goes to stderr if it is a terminal, otherwise one line per
-// second. Exit status: 0 on success; 1 if the download failed, the server
-// refused (its message is printed) or the data did not verify; 2 on bad
-// flags (an unknown -scheduler lists the registered ones); 130 on SIGINT.
-package main
+package cli
 
 import (
 	"context"
@@ -52,18 +24,38 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
 	"github.com/mpqsched/mpqsched/pkg/session"
 	"github.com/mpqsched/mpqsched/sched"
-	_ "github.com/mpqsched/mpqsched/sched/all"
 )
 
-// Exit statuses.
-const (
-	exitFail        = 1
-	exitUsage       = 2
-	exitInterrupted = 130 // 128 + SIGINT
-)
+// clientSynopsis is the start of mpquic-client's help.
+const clientSynopsis = `usage: mpquic-client -addr HOST:PORT -ca CERT.pem [flags] get NAME [-o OUT]
+       mpquic-client -addr HOST:PORT -ca CERT.pem [flags] http-get URLPATH [-o OUT]
+       mpquic-client -addr HOST:PORT -h3-addr HOST:PORT2 -ca CERT.pem [flags] compare URLPATH
 
-// options are the client's flags.
-type options struct {
+Downloads a file from mpquic-server over a multipath QUIC session, one path
+per local address or interface, checks its SHA-256 and prints one
+metrics.Result JSON line on stdout. get uses the FILE protocol of
+pkg/mpfile; http-get fetches http://mpquic/URLPATH with net/http over the
+session's streams (redirects followed; every answer is checked against its
+Repr-Digest); compare runs http-get over the multipath session and then
+over plain single-path QUIC on each path in turn (the server's -h3-addr),
+one JSON line per run (multipath first) and a summary on stderr.
+
+Flags may come before or after the command. -paths takes local IP
+addresses, IP:port or interface names (an interface stands for its first
+IPv4 address), comma-separated: one UDP socket is bound per path, the first
+carries the session's handshake, the others join while the download runs.
+Verification is never skipped: -ca pins the server's certificate (the
+server's -dev-cert DIR/cert.pem) or a CA, checked for -server-name.
+
+Exit status: 0 on success; 1 if the download failed, the server refused
+(its message is printed) or the data did not verify; 2 on bad flags (an
+unknown -scheduler lists the registered ones); 130 on SIGINT.`
+
+// exitInterrupted is the client's exit status after SIGINT or SIGTERM.
+const exitInterrupted = 130 // 128 + SIGINT
+
+// clientOptions are the client's flags.
+type clientOptions struct {
 	addr, h3Addr   string
 	ca, serverName string
 	paths, backup  string
@@ -80,26 +72,33 @@ type options struct {
 	recvWindow     int // bytes
 }
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+// ClientMain is mpquic-client: it runs the command line of os.Args and
+// exits the process with the status described in the command's help (-h).
+func ClientMain() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := clientRun(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-func usage(stderr io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintln(stderr, "usage: mpquic-client -addr HOST:PORT -ca CERT.pem [flags] get NAME | http-get URLPATH | compare URLPATH")
-	fs.SetOutput(stderr)
+// clientUsage prints the help to w.
+func clientUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "%s\n\nFlags:\n", clientSynopsis)
+	fs.SetOutput(w)
 	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }
 
-// run is main without the exit, for tests.
-func run(args []string, stdout, stderr io.Writer) int {
-	var o options
+// clientRun is ClientMain without the process: ctx ending is SIGINT.
+func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o clientOptions
 	fs := flag.NewFlagSet("mpquic-client", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.addr, "addr", "", "server's multipath UDP address, HOST:PORT")
 	fs.StringVar(&o.h3Addr, "h3-addr", "", "server's single-path baseline UDP address (compare)")
 	fs.StringVar(&o.ca, "ca", "", "PEM certificate (or CA) that the server's certificate must verify against")
 	fs.StringVar(&o.serverName, "server-name", "localhost", "name the server's certificate must carry")
-	fs.StringVar(&o.paths, "paths", "", "local addresses or interface names, comma-separated, one path each (default: one path, routing decides)")
+	fs.StringVar(&o.paths, "paths", "", "local IP addresses, IP:port or interface names, comma-separated, one path each (default: one path, routing decides)")
 	fs.StringVar(&o.backup, "backup", "", "path numbers (from 1) that are backup paths, comma-separated")
 	fs.StringVar(&o.scheduler, "scheduler", sched.DefaultName, "client-side scheduler (the server's decides the download's paths; the result records the server's)")
 	fs.StringVar(&o.scenario, "scenario", "", "scenario name recorded in the result")
@@ -112,34 +111,61 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.recvWindow, "recv-window", 0, "session receive window (reorder buffer + unread data), bytes (0: session default, 4 MiB)")
 	fs.BoolVar(&o.quiet, "q", false, "no progress display")
 	fs.BoolVar(&o.verbose, "v", false, "log path events")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
+	bad := func(err error) int {
 		fmt.Fprintln(stderr, "mpquic-client:", err)
-		usage(stderr, fs)
+		fmt.Fprintln(stderr, "run mpquic-client -h for help")
 		return exitUsage
+	}
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) || err == nil && len(pos) == 1 && pos[0] == "help" {
+		clientUsage(stdout, fs)
+		return exitOK
+	}
+	if err != nil {
+		return bad(err)
 	}
 	if len(pos) != 2 {
-		usage(stderr, fs)
-		return exitUsage
+		return bad(fmt.Errorf("want a command and its target (get NAME, http-get URLPATH or compare URLPATH), got %q", pos))
 	}
 	cmd, target := pos[0], pos[1]
+	switch cmd {
+	case "get", "http-get", "compare":
+	default:
+		return bad(fmt.Errorf("unknown command %q (commands: get, http-get, compare, help)", cmd))
+	}
 	if _, err := sched.New(o.scheduler); err != nil {
-		fmt.Fprintln(stderr, "mpquic-client:", err)
-		return exitUsage
+		return bad(err)
 	}
 	if o.addr == "" || o.ca == "" {
-		fmt.Fprintln(stderr, "mpquic-client: -addr and -ca are required (the server's -dev-cert writes DIR/cert.pem)")
-		return exitUsage
+		return bad(errors.New("-addr and -ca are required (the server's -dev-cert writes DIR/cert.pem)"))
+	}
+	if cmd == "compare" && o.h3Addr == "" {
+		return bad(errors.New("compare needs -h3-addr (the server's single-path baseline address)"))
+	}
+	if cmd != "compare" && o.h3Addr != "" {
+		return bad(fmt.Errorf("-h3-addr is only used by compare, not %s", cmd))
+	}
+	if o.connectTimeout <= 0 || o.timeout <= 0 {
+		return bad(fmt.Errorf("-connect-timeout %v and -timeout %v: want positive durations", o.connectTimeout, o.timeout))
+	}
+	if o.recvWindow < 0 {
+		return bad(fmt.Errorf("-recv-window %d: want 0 (default) or a positive number of bytes", o.recvWindow))
 	}
 	backup, err := parseBackup(o.backup)
 	if err != nil {
-		fmt.Fprintln(stderr, "mpquic-client:", err)
-		return exitUsage
+		return bad(err)
+	}
+	for _, it := range strings.Split(o.paths, ",") {
+		if strings.TrimSpace(it) == "" {
+			continue
+		}
+		if _, err := mpfile.ResolvePath(it); err != nil {
+			return bad(fmt.Errorf("-paths: %w", err))
+		}
 	}
 	tlsConf, err := certs.ClientPinned(o.ca, o.serverName)
 	if err != nil {
-		fmt.Fprintln(stderr, "mpquic-client: -ca:", err)
-		return exitUsage
+		return bad(fmt.Errorf("-ca: %w", err))
 	}
 	if o.out == "" {
 		o.out = path.Base(target)
@@ -150,15 +176,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitFail
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	logf := func(string, ...any) {}
 	if o.verbose {
 		logf = log.New(stderr, "mpquic-client: ", log.Lmicroseconds).Printf
 	}
-	c := &client{o: o, tls: tlsConf, backup: backup, stderr: stderr, logf: logf}
+	c := &clientCmd{o: o, tls: tlsConf, backup: backup, stderr: stderr, logf: logf}
 	var results []metrics.Result
 	switch cmd {
 	case "get":
@@ -166,23 +190,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "http-get":
 		results = []metrics.Result{c.download(ctx, target, true)}
 	case "compare":
-		if o.h3Addr == "" {
-			fmt.Fprintln(stderr, "mpquic-client: compare needs -h3-addr (the server's single-path baseline address)")
-			return exitUsage
-		}
 		results = c.compare(ctx, target)
-	default:
-		fmt.Fprintf(stderr, "mpquic-client: unknown command %q\n", cmd)
-		usage(stderr, fs)
-		return exitUsage
 	}
-	status := 0
-	for _, r := range results {
+	status := exitOK
+	for i, r := range results {
 		b, _ := json.Marshal(r)
 		fmt.Fprintln(stdout, string(b))
-		if r.Error != "" {
-			fmt.Fprintf(stderr, "mpquic-client: %s: %s\n", r.Scheduler, r.Error)
-			status = exitFail
+		if r.Error == "" {
+			continue
+		}
+		status = exitFail
+		switch {
+		case cmd != "compare":
+			fmt.Fprintf(stderr, "mpquic-client: %s\n", r.Error)
+		case i == 0:
+			fmt.Fprintf(stderr, "mpquic-client: multipath: %s\n", r.Error)
+		default:
+			fmt.Fprintf(stderr, "mpquic-client: single path %d: %s\n", i, r.Error)
 		}
 	}
 	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) && status != 0 {
@@ -228,21 +252,22 @@ func parseBackup(s string) ([]bool, error) {
 	return out, nil
 }
 
-type client struct {
-	o      options
+// clientCmd is one run of the client.
+type clientCmd struct {
+	o      clientOptions
 	tls    *tls.Config
 	backup []bool
 	stderr io.Writer
 	logf   func(string, ...any)
 }
 
-func (c *client) meta() mpfile.Meta {
+func (c *clientCmd) meta() mpfile.Meta {
 	return mpfile.Meta{Scheduler: c.o.scheduler, Scenario: c.o.scenario, Seed: c.o.seed, CapacityBps: c.o.capacity}
 }
 
 // output opens the output file; finish removes it after a failure unless
 // it is not a regular file (/dev/null).
-func (c *client) output() (io.Writer, func(ok bool), error) {
+func (c *clientCmd) output() (io.Writer, func(ok bool), error) {
 	f, err := os.Create(c.o.out)
 	if err != nil {
 		return nil, nil, err
@@ -255,7 +280,7 @@ func (c *client) output() (io.Writer, func(ok bool), error) {
 	}, nil
 }
 
-func (c *client) progress(label string) func(got, size int64) {
+func (c *clientCmd) progress(label string) func(got, size int64) {
 	if c.o.quiet {
 		return nil
 	}
@@ -270,7 +295,7 @@ func (c *client) progress(label string) func(got, size int64) {
 
 // download fetches target over a new multipath session: with the FILE
 // protocol, or over HTTP if viaHTTP.
-func (c *client) download(ctx context.Context, target string, viaHTTP bool) metrics.Result {
+func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) metrics.Result {
 	m := c.meta()
 	fail := func(err error) metrics.Result {
 		r := mpfile.NewResult(m, mpfile.Download{}, 0, session.Stats{}, nil, interrupted(ctx, err))

@@ -1,8 +1,10 @@
-package main
+package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -30,6 +32,9 @@ func startServer(t *testing.T) *testServer {
 	dir := t.TempDir()
 	ts := &testServer{dir: dir, data: bytes.Repeat([]byte("multipath "), 100<<10)}
 	if err := os.WriteFile(filepath.Join(dir, "f"), ts.data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("<h1>mpquic</h1>\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pair, err := certs.SelfSigned("localhost")
@@ -76,7 +81,7 @@ func startServer(t *testing.T) *testServer {
 func runClient(t *testing.T, args ...string) (int, []metrics.Result, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr)
+	code := clientRun(context.Background(), args, &stdout, &stderr)
 	var rs []metrics.Result
 	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
 		if strings.HasPrefix(l, "{") {
@@ -128,16 +133,89 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// A file the server does not have: exit 1 with the server's message.
+// A file the server does not have: exit 1 with the server's message, not
+// prefixed with the scheduler's name.
 func TestNoSuchFile(t *testing.T) {
 	ts := startServer(t)
 	out := filepath.Join(t.TempDir(), "out")
 	code, rs, stderr := runClient(t, "-addr", ts.addr, "-ca", ts.ca, "get", "nothing", "-o", out)
-	if code != exitFail || len(rs) != 1 || !strings.Contains(rs[0].Error, "no such file: nothing") || !strings.Contains(stderr, "no such file") {
+	if code != exitFail || len(rs) != 1 || !strings.Contains(rs[0].Error, "no such file: nothing") {
 		t.Errorf("exit %d, results %+v, stderr %s", code, rs, stderr)
+	}
+	if want := "mpquic-client: server: no such file: nothing\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	code, _, stderr = runClient(t, "-addr", ts.addr, "-ca", ts.ca, "-q", "http-get", "/.hidden-secret", "-o", out)
+	if code != exitFail || !strings.HasPrefix(stderr, "mpquic-client: server: 404 Not Found") {
+		t.Errorf("http-get of a hidden file: exit %d, stderr %q", code, stderr)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("the output of a failed download was left behind")
+	}
+}
+
+// The README's own example, http-get /index.html, and the directory URLs
+// that redirect or serve the index page: exit 0, SHA-256 checked.
+func TestHTTPGetIndex(t *testing.T) {
+	ts := startServer(t)
+	for _, p := range []string{"/index.html", "/", "index.html"} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, rs, stderr := runClient(t, "-addr", ts.addr, "-ca", ts.ca, "-q", "http-get", p, "-o", out)
+		if code != exitOK || len(rs) != 1 || !rs[0].SHA256OK {
+			t.Errorf("http-get %s: exit %d, results %+v, stderr %s", p, code, rs, stderr)
+		}
+		if b, _ := os.ReadFile(out); string(b) != "<h1>mpquic</h1>\n" {
+			t.Errorf("http-get %s wrote %q", p, b)
+		}
+	}
+}
+
+// -paths takes IP:port: the path's socket is bound to that port.
+func TestPathsHostPort(t *testing.T) {
+	ts := startServer(t)
+	free, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := free.LocalAddr().(*net.UDPAddr).Port
+	free.Close()
+	code, rs, stderr := runClient(t, "-addr", ts.addr, "-ca", ts.ca, "-q", "-paths", fmt.Sprintf("127.0.0.1:%d,127.0.0.1", port), "get", "f", "-o", os.DevNull)
+	if code != exitOK || len(rs) != 1 || !rs[0].SHA256OK {
+		t.Errorf("exit %d, results %+v, stderr %s", code, rs, stderr)
+	}
+}
+
+// -h and help print the help on stdout and exit 0; bad command lines exit
+// 2 with a message that says what is wrong.
+func TestClientCommandLine(t *testing.T) {
+	for _, h := range [][]string{{"-h"}, {"-help"}, {"help"}, {"-addr", "x", "get", "-h"}} {
+		var stdout, stderr bytes.Buffer
+		code := clientRun(context.Background(), h, &stdout, &stderr)
+		if code != exitOK || !strings.Contains(stdout.String(), "usage: mpquic-client") || !strings.Contains(stdout.String(), "-connect-timeout") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", h, code, stdout.String(), stderr.String())
+		}
+	}
+	ok := []string{"-addr", "127.0.0.1:1", "-ca", "x"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-frobnicate"}, "flag provided but not defined: -frobnicate"},
+		{[]string{"get"}, "want a command and its target"},
+		{append(ok, "fetch", "f"), `unknown command "fetch" (commands: get, http-get, compare, help)`},
+		{[]string{"get", "f"}, "-addr and -ca are required"},
+		{append(ok, "-paths", "127.0.0.1,nosuch0", "get", "f"), `-paths: path "nosuch0" is not a local IP address, IP:port or interface name (interfaces here: lo`},
+		{append(ok, "-paths", "127.0.0.1:99999", "get", "f"), `bad port "99999"`},
+		{append(ok, "compare", "/f"), "compare needs -h3-addr"},
+		{append(ok, "-h3-addr", "127.0.0.1:2", "get", "f"), "-h3-addr is only used by compare"},
+		{append(ok, "-timeout", "-1s", "get", "f"), "want positive durations"},
+		{append(ok, "-recv-window", "-5", "get", "f"), "-recv-window -5"},
+		{append(ok, "-backup", "1", "get", "f"), "path 1 carries the session's handshake"},
+	} {
+		code, _, stderr := runClient(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "mpquic-client -h") {
+			t.Errorf("%q: exit %d, stderr %q, want 2 and %q", c.args, code, stderr, c.want)
+		}
 	}
 }
 
