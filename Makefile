@@ -14,7 +14,7 @@ TEST_DEPS :=
 # EdAR's model runs in onnxruntime when the library is there (else pure Go).
 BENCH_DEPS := $(if $(wildcard mk/onnxruntime.mk),onnxruntime)
 
-.PHONY: all build bench test test-short vet fuzz bench-go clean help docs-results
+.PHONY: all build bench test test-short test-examples vet fuzz bench-go clean help docs-results
 all: build
 
 help:
@@ -34,8 +34,12 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # Every test, end-to-end transfers included (they run in virtual time).
-test: $(TEST_DEPS) vet
+test: $(TEST_DEPS) vet test-examples
 	$(GO) test -count=1 -timeout 30m ./...
+
+# The example module (its own go.mod): a user's scheduler in a bench binary.
+test-examples:
+	cd examples/own-scheduler && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 test-short: vet
 	$(GO) test -count=1 -short ./...

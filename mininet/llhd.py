@@ -59,8 +59,10 @@ def main():
     pn = mpqnet.PathNet(links, routers_per_path=2, backend=args.backend, bin_dir=args.bin_dir)
     try:
         if not args.no_verify:
-            # 2% random loss makes ping means noisy but not biased; rates are
-            # measured with a UDP probe offered above the bottleneck.
+            # The delay is judged by the median of >= 20 ping replies (more
+            # pings are sent on lossy paths), not by the mean, which a few
+            # pings queued behind a busy CPU raise; rates are measured with
+            # a UDP probe offered above the bottleneck.
             mpqnet.verify(pn.client, pn.server, pn.want(), args.bin_dir)
         mpqnet.run_payload(args, pn.client, pn.server, len(links), pn.capacity_bps(), sched, pn.action)
     finally:

@@ -124,7 +124,8 @@ func main() {
 		fmt.Printf("up: %s, %d paths, backend %s, namespaces %v\n", s.Name, len(s.Paths), s.Backend, s.Namespaces())
 	case "verify":
 		var v netem.VerifyOptions
-		fs.IntVar(&v.Pings, "pings", 40, "pings per path")
+		fs.IntVar(&v.Pings, "pings", 40, "pings per path (more on lossy paths, so that about 1.5 × -min-replies come back)")
+		fs.IntVar(&v.MinReplies, "min-replies", 20, "ping replies needed to judge a path's delay (their median RTT)")
 		fs.DurationVar(&v.RateDur, "rate-dur", 2*time.Second, "duration of each rate probe")
 		fs.DurationVar(&v.RTTAbsTol, "rtt-tol", 1500*time.Microsecond, "absolute RTT tolerance (the larger of this and -rtt-rel applies)")
 		fs.Float64Var(&v.RTTRelTol, "rtt-rel", 0.05, "relative RTT tolerance")

@@ -1,200 +1,48 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"net"
+	"errors"
 	"os"
-	"path/filepath"
+	"os/exec"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/mpqsched/mpqsched/pkg/certs"
-	"github.com/mpqsched/mpqsched/pkg/metrics"
-	"github.com/mpqsched/mpqsched/pkg/mpfile"
-	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
-// testServer runs mpfile.Server and the single-path baseline on loopback
-// with a fresh certificate written to cert.pem; it serves a 1 MiB file "f".
-type testServer struct {
-	addr, h3Addr string
-	ca           string // path of the pinned certificate
-	dir          string
-	data         []byte
+// TestMain runs main instead of the tests when the test binary is
+// re-executed as the client (MPQ_CLIENT_MAIN=1).
+func TestMain(m *testing.M) {
+	if os.Getenv("MPQ_CLIENT_MAIN") == "1" {
+		os.Args = append([]string{"mpquic-client"}, strings.Fields(os.Getenv("MPQ_CLIENT_ARGS"))...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }
 
-func startServer(t *testing.T) *testServer {
-	t.Helper()
-	dir := t.TempDir()
-	ts := &testServer{dir: dir, data: bytes.Repeat([]byte("multipath "), 100<<10)}
-	if err := os.WriteFile(filepath.Join(dir, "f"), ts.data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pair, err := certs.SelfSigned("localhost")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.ca = filepath.Join(t.TempDir(), "cert.pem")
-	if err := os.WriteFile(ts.ca, pair.CertPEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lo := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}
-	pc, err := net.ListenUDP("udp4", lo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := session.Listen(pc, pair.Server, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &mpfile.Server{Dir: dir}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	hpc, err := net.ListenUDP("udp4", lo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := mpfile.ServeSinglePath(hpc, pair.Server, srv.Handler())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sp.Close()
-		hpc.Close()
-		srv.Close()
-		<-done
-		pc.Close()
-	})
-	ts.addr, ts.h3Addr = pc.LocalAddr().String(), hpc.LocalAddr().String()
-	return ts
-}
-
-// runClient runs the client with args and returns its exit status, the
-// Results it printed and its stderr.
-func runClient(t *testing.T, args ...string) (int, []metrics.Result, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr)
-	var rs []metrics.Result
-	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
-		if strings.HasPrefix(l, "{") {
-			var r metrics.Result
-			if err := json.Unmarshal([]byte(l), &r); err != nil {
-				t.Fatalf("bad JSON line %q: %v", l, err)
-			}
-			rs = append(rs, r)
+// The process's exit statuses: -h 0, a bad flag 2, and an unknown
+// scheduler 2 with the registered names (the blank import's).
+func TestExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-h"}, 0, "usage: mpquic-client"},
+		{[]string{"-frobnicate"}, 2, "flag provided but not defined"},
+		{[]string{"-addr", "127.0.0.1:1", "-ca", "x", "-scheduler", "fastest", "get", "f"}, 2, "blest"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "MPQ_CLIENT_MAIN=1", "MPQ_CLIENT_ARGS="+strings.Join(c.args, " "))
+		out, err := cmd.CombinedOutput()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
 		}
-	}
-	return code, rs, stderr.String()
-}
-
-func TestGetAndHTTPGet(t *testing.T) {
-	ts := startServer(t)
-	out := filepath.Join(t.TempDir(), "out")
-	for _, cmd := range []string{"get", "http-get"} {
-		code, rs, stderr := runClient(t, "-addr", ts.addr, "-ca", ts.ca, "-paths", "127.0.0.1,127.0.0.1",
-			"-scenario", "loop", "-seed", "7", "-capacity-bps", "1e9", cmd, "f", "-o", out)
-		if code != 0 || len(rs) != 1 {
-			t.Fatalf("%s: exit %d, %d results, stderr %s", cmd, code, len(rs), stderr)
-		}
-		r := rs[0]
-		if !r.SHA256OK || r.Bytes != uint64(len(ts.data)) || r.Scenario != "loop" || r.Seed != 7 || r.CapacityBps != 1e9 || r.Scheduler != "minrtt" {
-			t.Errorf("%s: result %+v", cmd, r)
-		}
-		if len(r.PerPathBytes) != 2 {
-			t.Errorf("%s: per-path bytes %v, want 2 paths", cmd, r.PerPathBytes)
-		}
-		if got, _ := os.ReadFile(out); !bytes.Equal(got, ts.data) {
-			t.Errorf("%s: output file differs", cmd)
-		}
-	}
-}
-
-func TestCompare(t *testing.T) {
-	ts := startServer(t)
-	code, rs, stderr := runClient(t, "-addr", ts.addr, "-h3-addr", ts.h3Addr, "-ca", ts.ca, "-paths", "127.0.0.1,lo", "compare", "/f", "-o", filepath.Join(t.TempDir(), "f"))
-	if code != 0 || len(rs) != 3 {
-		t.Fatalf("exit %d, %d results, stderr %s", code, len(rs), stderr)
-	}
-	for i, want := range []string{"minrtt", "single-path-1", "single-path-2"} {
-		if rs[i].Scheduler != want || !rs[i].SHA256OK {
-			t.Errorf("result %d: %s ok %v, want %s", i, rs[i].Scheduler, rs[i].SHA256OK, want)
-		}
-	}
-	if !strings.Contains(stderr, "best single path") {
-		t.Errorf("no summary on stderr: %s", stderr)
-	}
-}
-
-// A file the server does not have: exit 1 with the server's message.
-func TestNoSuchFile(t *testing.T) {
-	ts := startServer(t)
-	out := filepath.Join(t.TempDir(), "out")
-	code, rs, stderr := runClient(t, "-addr", ts.addr, "-ca", ts.ca, "get", "nothing", "-o", out)
-	if code != exitFail || len(rs) != 1 || !strings.Contains(rs[0].Error, "no such file: nothing") || !strings.Contains(stderr, "no such file") {
-		t.Errorf("exit %d, results %+v, stderr %s", code, rs, stderr)
-	}
-	if _, err := os.Stat(out); err == nil {
-		t.Error("the output of a failed download was left behind")
-	}
-}
-
-// Unknown scheduler: exit 2 listing the registered ones.
-func TestBadScheduler(t *testing.T) {
-	code, _, stderr := runClient(t, "-addr", "127.0.0.1:1", "-ca", "x", "-scheduler", "fastest", "get", "f")
-	if code != exitUsage || !strings.Contains(stderr, `unknown scheduler "fastest"`) || !strings.Contains(stderr, "minrtt") || !strings.Contains(stderr, "redundant") {
-		t.Errorf("exit %d, stderr %s", code, stderr)
-	}
-}
-
-// Nobody listens: a clear error within -connect-timeout.
-func TestUnreachable(t *testing.T) {
-	ts := startServer(t) // only for its certificate
-	dead, _ := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	addr := dead.LocalAddr().String()
-	dead.Close()
-	start := time.Now()
-	code, rs, stderr := runClient(t, "-addr", addr, "-ca", ts.ca, "-connect-timeout", "1s", "-q", "get", "f", "-o", os.DevNull)
-	if el := time.Since(start); el > 4*time.Second {
-		t.Errorf("took %v", el)
-	}
-	if code != exitFail || len(rs) != 1 || rs[0].Error == "" {
-		t.Errorf("exit %d, results %+v, stderr %s", code, rs, stderr)
-	}
-	t.Logf("stderr: %s", strings.TrimSpace(stderr))
-}
-
-// A certificate other than the server's: a verification error, not a hang.
-func TestWrongCertificate(t *testing.T) {
-	ts := startServer(t)
-	other, _ := certs.SelfSigned("localhost")
-	ca := filepath.Join(t.TempDir(), "other.pem")
-	os.WriteFile(ca, other.CertPEM, 0o644)
-	start := time.Now()
-	code, rs, stderr := runClient(t, "-addr", ts.addr, "-ca", ca, "-q", "get", "f", "-o", os.DevNull)
-	if el := time.Since(start); el > 4*time.Second {
-		t.Errorf("took %v", el)
-	}
-	if code != exitFail || len(rs) != 1 || !strings.Contains(rs[0].Error, "certificate") {
-		t.Errorf("exit %d, results %+v, stderr %s", code, rs, stderr)
-	}
-	// The right certificate under another name fails too.
-	code, rs, _ = runClient(t, "-addr", ts.addr, "-ca", ts.ca, "-server-name", "example.org", "-q", "get", "f", "-o", os.DevNull)
-	if code != exitFail || len(rs) != 1 || !strings.Contains(rs[0].Error, "certificate") {
-		t.Errorf("wrong name: exit %d, results %+v", code, rs)
-	}
-}
-
-func TestParseBackup(t *testing.T) {
-	got, err := parseBackup("2, 4")
-	if err != nil || len(got) != 4 || got[0] || !got[1] || got[2] || !got[3] {
-		t.Errorf("parseBackup: %v %v", got, err)
-	}
-	for _, bad := range []string{"1", "0", "x", "99"} {
-		if _, err := parseBackup(bad); err == nil {
-			t.Errorf("parseBackup(%q) accepted", bad)
+		if code != c.code || !strings.Contains(string(out), c.want) {
+			t.Errorf("%q: exit %d, output %s; want %d and %q", c.args, code, out, c.code, c.want)
 		}
 	}
 }

@@ -40,19 +40,22 @@ func exitCode(err error) int {
 	return 0
 }
 
-// An unknown scheduler: exit 2 with the registered names.
-func TestBadScheduler(t *testing.T) {
-	out, err := server("-scheduler", "fastest", "-dev-cert", t.TempDir()).CombinedOutput()
-	if exitCode(err) != 2 || !strings.Contains(string(out), `unknown scheduler "fastest"`) || !strings.Contains(string(out), "minrtt") {
-		t.Errorf("exit %d, output %s", exitCode(err), out)
-	}
-}
-
-// No certificate: exit 2, no plaintext or unverified fallback.
-func TestNoCertificate(t *testing.T) {
-	out, err := server("-addr", "127.0.0.1:0").CombinedOutput()
-	if exitCode(err) != 2 || !strings.Contains(string(out), "-dev-cert") {
-		t.Errorf("exit %d, output %s", exitCode(err), out)
+// The process's exit statuses: -h 0, a bad flag 2, and an unknown
+// scheduler 2 with the registered names (the blank import's).
+func TestExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-h"}, 0, "usage: mpquic-server"},
+		{[]string{"-frobnicate"}, 2, "flag provided but not defined"},
+		{[]string{"-scheduler", "fastest", "-dev-cert", t.TempDir()}, 2, "blest"},
+	} {
+		out, err := server(c.args...).CombinedOutput()
+		if exitCode(err) != c.code || !strings.Contains(string(out), c.want) {
+			t.Errorf("%q: exit %d, output %s; want %d and %q", c.args, exitCode(err), out, c.code, c.want)
+		}
 	}
 }
 

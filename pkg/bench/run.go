@@ -2,6 +2,14 @@
 // turns them into metrics.Result records: the engine behind mpquic-bench and
 // the end-to-end tests. A run works the same in real time and inside a
 // testing/synctest bubble (virtual time).
+//
+// Join policy (the same as mpquic-client's): Transfer opens the session on
+// path 0, starts the download at once, and joins paths 1, 2, ... one after
+// another in path order while the download runs, so path IDs follow path
+// order. The FCT runs from the first packet of path 0's handshake to the
+// last byte read, and so includes path 0's handshake but no wait for the
+// other joins; scenario.FCTLowerBound models exactly this. A join that fails
+// fails the run; a join still under way when the download ends is cancelled.
 package bench
 
 import (
@@ -12,9 +20,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +32,7 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/certs"
 	"github.com/mpqsched/mpqsched/pkg/emu"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
+	"github.com/mpqsched/mpqsched/pkg/scenario"
 	"github.com/mpqsched/mpqsched/pkg/session"
 	"github.com/mpqsched/mpqsched/sched"
 )
@@ -47,6 +58,11 @@ type Run struct {
 	SeriesStep         time.Duration   // goodput series step (0 = 100 ms)
 	Hooks              Hooks           // optional callbacks during the run
 	SessionConfig      *session.Config // optional base config for both ends
+	// Spec, if set, is the resolved scenario the run comes from (FromScenario
+	// sets it): the Result then records its FCT lower bound for Bytes, its
+	// capacity over time, outage and handoff windows, path names and whether
+	// it is timed, so that reports need no scenario library.
+	Spec *scenario.Scenario
 }
 
 // Hooks let a caller act on a run in progress (tests, handoff scripts).
@@ -54,15 +70,15 @@ type Hooks struct {
 	// Progress, if set, is called from the client's reader as data arrives
 	// with the bytes received so far; it must not block.
 	Progress func(received int64)
-	// Started, if set, is called once the session is up, with the topology
-	// and the client session.
+	// Started, if set, is called once the session is up on path 0 (the other
+	// paths may still be joining), with the topology and the client session.
 	Started func(topo *emu.Topology, client *session.Session)
 }
 
 // Detail is what a run measured beyond the Result record.
 type Detail struct {
 	Client, Server session.Stats
-	Series         []session.Sample
+	Series         []session.Sample // the client's series from the session's open to the FCT
 	RejectedJoins  int
 }
 
@@ -79,11 +95,34 @@ func Transfer(ctx context.Context, r Run) (metrics.Result, *Detail, error) {
 			res.CapacityBps += p.Down.RateBps
 		}
 	}
+	if r.Spec != nil {
+		record(&res, *r.Spec, r.Bytes)
+	}
 	det, err := transfer(ctx, r, &res)
 	if err != nil {
 		res.Error = err.Error()
 	}
 	return res, det, err
+}
+
+// record copies what the scenario says into res: the FCT lower bound for
+// bytes, the capacity curve, the Down windows, the path names and Timed.
+func record(res *metrics.Result, s scenario.Scenario, bytes int64) {
+	s.Bytes = bytes
+	if b := s.FCTLowerBound(); b > 0 && b < time.Duration(math.MaxInt64) {
+		res.FCTLowerBoundSec = b.Seconds()
+	}
+	res.CapacityTimes, res.CapacitySeries = s.CapacityCurve()
+	for _, p := range s.Paths {
+		res.PathNames = append(res.PathNames, p.Name)
+		for _, w := range p.Down.Outages {
+			res.Outages = append(res.Outages, [2]float64{w.Start.Seconds(), w.End.Seconds()})
+		}
+		for _, w := range p.Down.Handoffs {
+			res.Handoffs = append(res.Handoffs, [2]float64{w.Start.Seconds(), w.End.Seconds()})
+		}
+	}
+	res.Timed = s.Timed
 }
 
 func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) {
@@ -136,19 +175,20 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 		return nil, err
 	}
 	defer cli.CloseWithError(nil)
-	for i := 1; i < len(r.Paths); i++ {
-		opts := session.PathOptions{Backup: i < len(r.Backup) && r.Backup[i]}
-		if _, err := cli.AddPath(ctx, topo.Clients[i], remote, opts); err != nil {
-			return nil, fmt.Errorf("bench: add path %d: %w", i, err)
-		}
-	}
+	extra := slices.Clone(topo.Clients[1:]) // before a hook may add paths
 	if r.Hooks.Started != nil {
 		r.Hooks.Started(topo, cli)
 	}
+	joinCtx, stopJoins := context.WithCancel(ctx)
+	joined := make(chan error, 1)
+	go func() { joined <- join(joinCtx, cli, extra, remote, r.Backup) }()
 	n, ok, err := fetch(ctx, cli, r, start)
 	fct := time.Since(start)
+	series := cli.Series()
+	stopJoins()
+	joinErr := <-joined
 	res.Bytes = uint64(n)
-	det := &Detail{Client: cli.Stats(), Series: cli.Series(), RejectedJoins: ln.RejectedJoins()}
+	det := &Detail{Client: cli.Stats(), Series: series, RejectedJoins: ln.RejectedJoins()}
 	cli.Close()
 	sr := <-srvDone
 	det.Server = sr.stats
@@ -157,9 +197,12 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 		res.GoodputBps = float64(n) * 8 / fct.Seconds()
 	}
 	res.SHA256OK = ok
-	fill(res, det)
+	fill(res, det, r.SeriesStep)
 	if err != nil {
 		return det, err
+	}
+	if joinErr != nil {
+		return det, joinErr
 	}
 	if sr.err != nil && r.Timed == 0 {
 		return det, fmt.Errorf("bench: server: %w", sr.err)
@@ -170,8 +213,27 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	return det, nil
 }
 
-// fill copies the sessions' measurements into the Result.
-func fill(res *metrics.Result, det *Detail) {
+// join adds the client endpoints of paths 1, 2, ... (extra[0] is path 1)
+// to s one after another, in path order; backup[i] marks path i as a
+// backup. It stops without error when ctx is cancelled (the download ended
+// first).
+func join(ctx context.Context, s *session.Session, extra []*emu.Conn, remote net.Addr, backup []bool) error {
+	for k, pc := range extra {
+		i := k + 1
+		opts := session.PathOptions{Backup: i < len(backup) && backup[i]}
+		if _, err := s.AddPath(ctx, pc, remote, opts); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("bench: add path %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// fill copies the sessions' measurements into the Result; step is the
+// series step asked for (0: the session's default).
+func fill(res *metrics.Result, det *Detail, step time.Duration) {
 	c, s := det.Client, det.Server
 	res.OOOSegments = c.OOOSegments
 	res.HoLBlockedSec = c.HoLBlocked.Seconds()
@@ -182,11 +244,18 @@ func fill(res *metrics.Result, det *Detail) {
 	for _, p := range s.Paths {
 		res.PerPathBytes = append(res.PerPathBytes, p.BytesSent)
 	}
+	if step <= 0 {
+		step = session.DefaultSeriesInterval
+	}
 	if len(det.Series) > 1 {
-		res.SeriesStepSec = (det.Series[1].T - det.Series[0].T).Seconds()
-		for _, smp := range det.Series {
-			res.GoodputSeries = append(res.GoodputSeries, smp.GoodputBps)
-		}
+		step = det.Series[0].T // a full step from the open, doubled by any compaction
+	}
+	if len(det.Series) > 0 {
+		res.SeriesStepSec = step.Seconds()
+	}
+	for _, smp := range det.Series {
+		res.GoodputSeries = append(res.GoodputSeries, smp.GoodputBps)
+		res.SeriesTimes = append(res.SeriesTimes, smp.T.Seconds())
 	}
 	res.Extra = map[string]float64{
 		"reinjected_segments": float64(s.ReinjectedSegs),

@@ -33,6 +33,7 @@ func FromScenario(s scenario.Scenario, schedName string, seed int64) (Run, error
 		RecvWindow:  int(rs.ReceiveBuffer),
 		CapacityBps: rs.CapacityBps(),
 		Timeout:     rs.Duration.D() + 30*time.Second,
+		Spec:        &rs,
 	}
 	if rs.Timed {
 		r.Timed = rs.Duration.D()

@@ -21,7 +21,19 @@ type Result struct {
 	PerPathBytes   []uint64           `json:"per_path_bytes"`               // segment payload bytes sent per path, in path order
 	SHA256OK       bool               `json:"sha256_ok"`                    // the receiver's SHA-256 matched the sender's
 	Error          string             `json:"error,omitempty"`              // why the run failed, if it did
-	GoodputSeries  []float64          `json:"goodput_series_bps,omitempty"` // goodput per sample interval, bits/s
-	SeriesStepSec  float64            `json:"series_step_s,omitempty"`      // sample interval of the series, s
+	GoodputSeries  []float64          `json:"goodput_series_bps,omitempty"` // in-order goodput per sample interval, bits/s
+	SeriesTimes    []float64          `json:"series_t_s,omitempty"`         // end of each sample interval, s since the session opened (the first interval starts at 0)
+	SeriesStepSec  float64            `json:"series_step_s,omitempty"`      // nominal sample interval of the series, s (the last interval may be shorter)
 	Extra          map[string]float64 `json:"extra,omitempty"`              // scheduler- or scenario-specific figures, units in the key
+
+	// What the scenario says, recorded with the run so that a report needs no
+	// scenario library (scenario files, shortened scenarios). Empty when the
+	// run did not come from a scenario.
+	FCTLowerBoundSec float64      `json:"fct_lower_bound_s,omitempty"`   // scenario.FCTLowerBound for this run's bytes, s
+	CapacityTimes    []float64    `json:"capacity_t_s,omitempty"`        // breakpoints of the summed Down capacity, s since the start
+	CapacitySeries   []float64    `json:"capacity_series_bps,omitempty"` // summed Down capacity at CapacityTimes, bits/s, linear in between (a step is two points at one time)
+	Outages          [][2]float64 `json:"outages_s,omitempty"`           // Down outage windows [start, end) of any path, s since the start
+	Handoffs         [][2]float64 `json:"handoffs_s,omitempty"`          // Down handoff windows [start, end) of any path, s since the start
+	PathNames        []string     `json:"path_names,omitempty"`          // the scenario's path names, in path order (as PerPathBytes)
+	Timed            bool         `json:"timed,omitempty"`               // a fixed-length run, judged by goodput rather than FCT
 }

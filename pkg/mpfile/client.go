@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,33 +14,55 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
-// ResolvePath turns one -paths item into a local IP address: an IP literal
-// is taken as is, anything else is an interface name whose first IPv4
-// address is used.
-func ResolvePath(item string) (net.IP, error) {
+// ResolvePath turns one -paths item into a local UDP address to bind:
+// an IP address ("10.0.0.2", "::1"), an interface name ("wlan0", standing
+// for its first IPv4 address), either with a port ("127.0.0.1:25001",
+// "[::1]:25001", "wlan0:25001"), or without one (port 0: any free port).
+func ResolvePath(item string) (*net.UDPAddr, error) {
 	item = strings.TrimSpace(item)
-	if ip := net.ParseIP(item); ip != nil {
-		return ip, nil
+	host, port := item, 0
+	if h, p, err := net.SplitHostPort(item); err == nil {
+		n, perr := strconv.Atoi(p)
+		if perr != nil || n < 0 || n > 65535 {
+			return nil, fmt.Errorf("path %q: bad port %q", item, p)
+		}
+		host, port = h, n
 	}
-	ifc, err := net.InterfaceByName(item)
+	if ip := net.ParseIP(host); ip != nil {
+		return &net.UDPAddr{IP: ip, Port: port}, nil
+	}
+	ifc, err := net.InterfaceByName(host)
 	if err != nil {
-		return nil, fmt.Errorf("path %q is neither an IP address nor an interface: %w", item, err)
+		return nil, fmt.Errorf("path %q is not a local IP address, IP:port or interface name (interfaces here: %s)", item, interfaceNames())
 	}
 	addrs, err := ifc.Addrs()
 	if err != nil {
-		return nil, fmt.Errorf("interface %s: %w", item, err)
+		return nil, fmt.Errorf("interface %s: %w", host, err)
 	}
 	for _, a := range addrs {
 		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
-			return n.IP.To4(), nil
+			return &net.UDPAddr{IP: n.IP.To4(), Port: port}, nil
 		}
 	}
-	return nil, fmt.Errorf("interface %s has no IPv4 address", item)
+	return nil, fmt.Errorf("interface %s has no IPv4 address", host)
+}
+
+// interfaceNames lists this host's network interfaces for error messages.
+func interfaceNames() string {
+	ifs, err := net.Interfaces()
+	if err != nil || len(ifs) == 0 {
+		return "none found"
+	}
+	names := make([]string, len(ifs))
+	for i, f := range ifs {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // ListenPaths binds one UDP socket per item of list (comma-separated local
-// addresses or interface names, see ResolvePath), on an ephemeral port. An
-// empty list gives one unbound socket. On error no socket stays open.
+// addresses or interface names, with or without a port, see ResolvePath).
+// An empty list gives one unbound socket. On error no socket stays open.
 func ListenPaths(list string, remote *net.UDPAddr) ([]*net.UDPConn, error) {
 	network := "udp4"
 	if remote != nil && remote.IP.To4() == nil {
@@ -60,13 +83,14 @@ func ListenPaths(list string, remote *net.UDPAddr) ([]*net.UDPConn, error) {
 	}
 	var out []*net.UDPConn
 	for _, it := range items {
-		ip, err := ResolvePath(it)
+		la, err := ResolvePath(it)
 		if err == nil {
 			var c *net.UDPConn
-			if c, err = net.ListenUDP(network, &net.UDPAddr{IP: ip}); err == nil {
+			if c, err = net.ListenUDP(network, la); err == nil {
 				out = append(out, c)
 				continue
 			}
+			err = fmt.Errorf("path %q: %w", strings.TrimSpace(it), err)
 		}
 		for _, c := range out {
 			c.Close()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -21,6 +22,13 @@ type Conn struct {
 	st *session.Stream
 	s  *session.Session
 	r  io.Reader // st, or a reader holding bytes already taken from st
+
+	// writeTimeout, if positive, renews the write deadline before every
+	// Write (progress-based, see progressWriter); stalled is called once
+	// when a Write fails on it. The server sets both.
+	writeTimeout time.Duration
+	stalled      func()
+	stallOnce    sync.Once
 
 	once sync.Once
 }
@@ -38,17 +46,32 @@ func NewConn(s *session.Session, st *session.Stream, r io.Reader) *Conn {
 func (c *Conn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // Write writes stream data.
-func (c *Conn) Write(p []byte) (int, error) { return c.st.Write(p) }
+func (c *Conn) Write(p []byte) (int, error) {
+	if c.writeTimeout <= 0 {
+		return c.st.Write(p)
+	}
+	n, err := progressWriter{w: c.st, timeout: c.writeTimeout, now: time.Now}.Write(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) && c.stalled != nil {
+		c.stallOnce.Do(c.stalled)
+	}
+	return n, err
+}
 
 // Close ends the stream both ways: its write side ends after the data
 // written, its unread data is discarded.
 func (c *Conn) Close() error {
 	var err error
-	c.once.Do(func() {
-		err = c.st.Close()
-		c.st.CloseRead()
-	})
+	c.once.Do(func() { err = closeStream(c.st) })
 	return err
+}
+
+// closeStream discards st's unread data, then ends its write side. In this
+// order the session forgets a peer-opened stream at once; in the other,
+// pkg/session (as of this writing) keeps it counted against its
+// MaxStreams limit until the session ends.
+func closeStream(st *session.Stream) error {
+	st.CloseRead()
+	return st.Close()
 }
 
 // unknownAddr stands in for an address once the session has no path left.

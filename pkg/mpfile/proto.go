@@ -12,7 +12,7 @@
 //	server: one JSON ServerStats object, then the stream ends
 //
 // Any stream whose first bytes are not "FILE " is an HTTP/1.1 connection
-// (see Server.HTTP and Transport).
+// (see Server.Handler and Transport).
 package mpfile
 
 import (
@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
@@ -75,19 +76,15 @@ func StatsOf(st session.Stats) ServerStats {
 	return out
 }
 
-// validName reports whether name is a plain file name inside the served
-// directory: no separators, no "..", no hidden files.
-func validName(name string) bool {
-	return name != "" && name == filepath.Base(name) && !strings.HasPrefix(name, ".") && !strings.ContainsAny(name, "/\\\x00")
-}
-
 // hashCache remembers files' SHA-256, keyed by path, size and mtime.
 type hashCache struct {
 	mu sync.Mutex
 	m  map[string][sha256.Size]byte
 }
 
-func (h *hashCache) sum(path string, fi os.FileInfo) ([sha256.Size]byte, error) {
+// sum returns the SHA-256 of the file at path (key of the cache, with its
+// size and mtime from fi), reading it from f.
+func (h *hashCache) sum(path string, fi os.FileInfo, f io.ReaderAt) ([sha256.Size]byte, error) {
 	key := fmt.Sprintf("%s|%d|%d", path, fi.Size(), fi.ModTime().UnixNano())
 	h.mu.Lock()
 	v, ok := h.m[key]
@@ -95,13 +92,8 @@ func (h *hashCache) sum(path string, fi os.FileInfo) ([sha256.Size]byte, error) 
 	if ok {
 		return v, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return v, err
-	}
-	defer f.Close()
 	d := sha256.New()
-	if _, err := io.Copy(d, f); err != nil {
+	if _, err := io.Copy(d, io.NewSectionReader(f, 0, fi.Size())); err != nil {
 		return v, err
 	}
 	copy(v[:], d.Sum(nil))
@@ -114,15 +106,31 @@ func (h *hashCache) sum(path string, fi os.FileInfo) ([sha256.Size]byte, error) 
 	return v, nil
 }
 
-// serveFile answers one FILE request on rw (the request line already read
-// from br). stats reports the session's sender counters for the trailer.
-func serveFile(rw io.Writer, br *bufio.Reader, dir, name string, hc *hashCache, stats func() ServerStats) error {
-	if !validName(name) {
+// fileStream is the part of a session stream serveFile uses.
+type fileStream interface {
+	writeDeadliner
+	SetReadDeadline(t time.Time) error
+}
+
+// fileLimits are serveFile's timeouts and clock.
+type fileLimits struct {
+	request time.Duration // for the STATS line after the data
+	write   time.Duration // longest time without write progress
+	now     func() time.Time
+}
+
+// serveFile answers one FILE request on st (the request line already read
+// from br, which reads st): name under dir, by checkPath's rule. stats
+// reports the session's sender counters for the trailer. A write that makes
+// no progress for lim.write fails with os.ErrDeadlineExceeded.
+func serveFile(st fileStream, br *bufio.Reader, dir, name string, hc *hashCache, lim fileLimits, stats func() ServerStats) error {
+	rw := progressWriter{w: st, timeout: lim.write, now: lim.now}
+	rel, err := checkPath(name)
+	if err != nil {
 		fmt.Fprintf(rw, "ERR bad file name %q\n", name)
 		return fmt.Errorf("bad file name %q", name)
 	}
-	path := filepath.Join(dir, name)
-	f, err := os.Open(path)
+	f, err := os.OpenInRoot(dir, rel)
 	if err != nil {
 		fmt.Fprintf(rw, "ERR no such file: %s\n", name)
 		return err
@@ -133,7 +141,7 @@ func serveFile(rw io.Writer, br *bufio.Reader, dir, name string, hc *hashCache, 
 		fmt.Fprintf(rw, "ERR not a regular file: %s\n", name)
 		return fmt.Errorf("%s: not a regular file (%v)", name, err)
 	}
-	sum, err := hc.sum(path, fi)
+	sum, err := hc.sum(filepath.Join(dir, filepath.FromSlash(rel)), fi, f)
 	if err != nil {
 		fmt.Fprintf(rw, "ERR reading %s\n", name)
 		return err
@@ -144,6 +152,7 @@ func serveFile(rw io.Writer, br *bufio.Reader, dir, name string, hc *hashCache, 
 	if _, err := io.CopyN(rw, f, fi.Size()); err != nil {
 		return err
 	}
+	st.SetReadDeadline(lim.now().Add(lim.request))
 	line, err := readLine(br)
 	if err != nil || line != cmdStats {
 		return nil // the client did not ask for the trailer

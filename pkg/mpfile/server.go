@@ -3,14 +3,11 @@ package mpfile
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -25,20 +22,30 @@ const StatsPath = "/.mpq/stats"
 // DigestHeader carries a file's SHA-256 in HTTP responses (RFC 9530).
 const DigestHeader = "Repr-Digest"
 
-// requestTimeout bounds how long a new stream may take to send its first
-// bytes.
-const requestTimeout = 30 * time.Second
-
 // ErrShutdown is the error sessions are closed with when the server stops.
 var ErrShutdown = errors.New("mpfile: server shutting down")
 
 // Server serves the files of Dir on every session of a session.Listener:
 // one goroutine per session and one per stream; FILE requests are answered
 // directly, every other stream goes to an HTTP server with the same files.
-// The zero value with Dir set is ready to use.
+// The zero value with Dir set is ready to use; set the other fields before
+// Serve.
+//
+// Timeouts bound what a client can pin: a stream must complete its request
+// within RequestTimeout; a response that makes no write progress for
+// WriteTimeout (a client that stopped reading) closes the session with
+// ErrWriteTimeout, since the session's send buffer, shared by its streams,
+// is full by then. Each such event goes to Limits, at most one line per
+// kind per interval.
 type Server struct {
-	Dir  string                           // directory served; file names are plain names inside it
-	Logf func(format string, args ...any) // optional log
+	Dir  string                           // directory served; names are slash paths inside it, checked by checkPath
+	Logf func(format string, args ...any) // optional log of every session and request
+
+	RequestTimeout time.Duration // a request (FILE line, HTTP header, STATS line) must be complete within this; 0: DefaultRequestTimeout
+	WriteTimeout   time.Duration // longest time a response may make no progress before the session is dropped; 0: DefaultWriteTimeout
+	IdleTimeout    time.Duration // longest wait for the next request on an HTTP keep-alive stream; 0: DefaultIdleTimeout
+	Listing        bool          // HTTP serves a listing for a directory without index.html (default: 404)
+	Limits         *RateLog      // where reached limits are logged, rate-limited; nil: not logged
 
 	mu       sync.Mutex
 	ln       *session.Listener
@@ -69,8 +76,9 @@ func (sv *Server) initLocked() {
 	sv.httpLn = newConnListener()
 	sv.httpSrv = &http.Server{
 		Handler:           sv.Handler(),
-		ReadHeaderTimeout: requestTimeout,
-		IdleTimeout:       60 * time.Second,
+		ReadHeaderTimeout: orDefault(sv.RequestTimeout, DefaultRequestTimeout),
+		ReadTimeout:       orDefault(sv.RequestTimeout, DefaultRequestTimeout), // GET and HEAD only: a request is its header
+		IdleTimeout:       orDefault(sv.IdleTimeout, DefaultIdleTimeout),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if mc, ok := c.(*Conn); ok {
 				return context.WithValue(ctx, sessionKey{}, mc.Session())
@@ -163,64 +171,54 @@ func errOrOK(err error) any {
 
 // serveStream dispatches one stream: FILE request or HTTP connection.
 func (sv *Server) serveStream(s *session.Session, st *session.Stream) {
-	st.SetReadDeadline(time.Now().Add(requestTimeout))
+	reqTO := orDefault(sv.RequestTimeout, DefaultRequestTimeout)
+	st.SetReadDeadline(time.Now().Add(reqTO))
 	br := bufio.NewReaderSize(st, 4096)
 	first, err := br.Peek(len(cmdFile))
 	if err != nil {
-		st.Close()
-		st.CloseRead()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			sv.Limits.Event(time.Now(), "request timeout", fmt.Sprintf("a stream of %v sent no request within %v", s.RemoteAddr(), reqTO))
+		}
+		closeStream(st)
 		return
 	}
 	if string(first) != cmdFile {
-		st.SetReadDeadline(time.Time{})
+		st.SetReadDeadline(time.Time{}) // net/http sets its own
 		c := NewConn(s, st, br)
+		c.writeTimeout = orDefault(sv.WriteTimeout, DefaultWriteTimeout)
+		c.stalled = func() { sv.dropStalled(s, c.writeTimeout) }
 		if !sv.httpLn.push(c) {
 			c.Close()
 		}
 		return
 	}
-	defer st.CloseRead()
-	defer st.Close()
+	defer closeStream(st)
 	line, err := readLine(br)
 	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			sv.Limits.Event(time.Now(), "request timeout", fmt.Sprintf("a FILE request of %v was not complete within %v", s.RemoteAddr(), reqTO))
+		}
 		return
 	}
 	st.SetReadDeadline(time.Time{})
 	name := strings.TrimPrefix(line, cmdFile)
 	start := time.Now()
-	err = serveFile(st, br, sv.Dir, name, &sv.hc, func() ServerStats { return StatsOf(s.Stats()) })
+	lim := fileLimits{request: reqTO, write: orDefault(sv.WriteTimeout, DefaultWriteTimeout), now: time.Now}
+	err = serveFile(st, br, sv.Dir, name, &sv.hc, lim, func() ServerStats { return StatsOf(s.Stats()) })
 	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			sv.dropStalled(s, lim.write)
+		}
 		sv.logf("%v: FILE %q: %v", s.RemoteAddr(), name, err)
 		return
 	}
 	sv.logf("%v: FILE %q sent in %.2f s", s.RemoteAddr(), name, time.Since(start).Seconds())
 }
 
-// Handler is the HTTP side: the files of Dir (net/http's FileServer) with a
-// Repr-Digest header (SHA-256) on every regular file, and StatsPath.
-func (sv *Server) Handler() http.Handler {
-	files := http.FileServer(http.Dir(sv.Dir))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == StatsPath {
-			s, _ := r.Context().Value(sessionKey{}).(*session.Session)
-			if s == nil {
-				http.Error(w, errNoSession.Error(), http.StatusNotFound)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(StatsOf(s.Stats()))
-			return
-		}
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			p := filepath.Join(sv.Dir, filepath.FromSlash(path.Clean("/"+r.URL.Path)))
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				if sum, err := sv.hc.sum(p, fi); err == nil {
-					w.Header().Set(DigestHeader, "sha-256=:"+base64.StdEncoding.EncodeToString(sum[:])+":")
-				}
-			}
-		}
-		files.ServeHTTP(w, r)
-	})
+// dropStalled closes s, whose response writes made no progress for d.
+func (sv *Server) dropStalled(s *session.Session, d time.Duration) {
+	sv.Limits.Event(time.Now(), "write timeout", fmt.Sprintf("dropped the session of %v: no write progress for %v (a client that stopped reading)", s.RemoteAddr(), d))
+	s.CloseWithError(ErrWriteTimeout)
 }
 
 // Close stops accepting sessions, aborts the sessions being served, stops

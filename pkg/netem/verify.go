@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +17,9 @@ import (
 
 // VerifyOptions tune Verify. Zero values take the defaults in brackets.
 type VerifyOptions struct {
-	Pings      int           // pings per path [40]
-	RTTAbsTol  time.Duration // allowed |measured − wanted| mean RTT, absolute part [1.5 ms]
+	Pings      int           // pings per path, raised on lossy paths so that about 1.5 MinReplies come back (at most 1000) [40]
+	MinReplies int           // ping replies needed to judge a path's delay; fewer is a failure [20]
+	RTTAbsTol  time.Duration // allowed |median − wanted| RTT, absolute part [1.5 ms]
 	RTTRelTol  float64       // allowed RTT error, fraction of the wanted RTT; the larger of the two applies [0.05]
 	RateRelTol float64       // allowed rate error, fraction of the wanted rate [0.05]
 	RateDur    time.Duration // duration of each UDP rate probe; the first quarter is not measured [2 s]
@@ -27,8 +27,11 @@ type VerifyOptions struct {
 }
 
 func (v *VerifyOptions) fill() {
-	if v.Pings == 0 {
+	if v.Pings <= 0 {
 		v.Pings = 40
+	}
+	if v.MinReplies <= 0 {
+		v.MinReplies = defaultMinReplies
 	}
 	if v.RTTAbsTol == 0 {
 		v.RTTAbsTol = 1500 * time.Microsecond
@@ -51,8 +54,11 @@ func (v *VerifyOptions) fill() {
 type PathCheck struct {
 	Path        int      `json:"path"`               // path number, from 1
 	WantRTTms   float64  `json:"want_rtt_ms"`        // both delays plus a ping's serialization both ways, ms
-	RTTms       float64  `json:"rtt_ms"`             // mean ping RTT, ms
-	MinRTTms    float64  `json:"min_rtt_ms"`         // minimum ping RTT, ms
+	RTTms       float64  `json:"rtt_ms"`             // mean ping RTT, ms (reported, not judged)
+	MinRTTms    float64  `json:"min_rtt_ms"`         // minimum ping RTT, ms (reported, not judged)
+	MedianRTTms float64  `json:"median_rtt_ms"`      // median ping RTT, ms: the RTT judged
+	Pings       int      `json:"pings"`              // pings sent
+	Replies     int      `json:"replies"`            // ping replies received (duplicates not counted)
 	PingLossPct float64  `json:"ping_loss_pct"`      // pings lost, percent
 	WantUpBps   float64  `json:"want_up_bps"`        // client→server rate asked for, bits/s (0: unshaped, not measured)
 	UpBps       float64  `json:"up_bps"`             // client→server rate measured, bits/s (L2)
@@ -84,14 +90,16 @@ func Verify(s Spec, o Options, v VerifyOptions) ([]PathCheck, error) {
 		up, down := s.Paths[p-1].Up(), s.Paths[p-1].Down()
 		c := PathCheck{Path: p, WantUpBps: up.RateMbit * 1e6, WantDownBps: down.RateMbit * 1e6, OK: true}
 		c.WantRTTms = up.DelayMs + down.DelayMs + serMs(98, up.RateMbit) + serMs(98, down.RateMbit)
-		rtt, minRTT, loss, err := ping(r, s.ClientNS(), ClientAddr(p), ServerAddr, v.Pings)
+		deliver := (1 - up.LossPct/100) * (1 - down.LossPct/100)
+		sent, rtts, err := ping(r, s.ClientNS(), ClientAddr(p), ServerAddr, pingCount(v.Pings, v.MinReplies, deliver))
 		if err != nil {
 			c.Problems = append(c.Problems, err.Error())
 		} else {
-			c.RTTms, c.MinRTTms, c.PingLossPct = rtt, minRTT, loss
+			c.fillRTT(sent, rtts)
 			tol := math.Max(float64(v.RTTAbsTol)/1e6, v.RTTRelTol*c.WantRTTms)
-			if math.Abs(rtt-c.WantRTTms) > tol {
-				c.Problems = append(c.Problems, fmt.Sprintf("RTT %.2f ms, want %.2f ± %.2f ms", rtt, c.WantRTTms, tol))
+			j := judgeRTT(rtts, sent, c.WantRTTms, up.JitterMs+down.JitterMs, tol, v.MinReplies)
+			if j.Problem != "" {
+				c.Problems = append(c.Problems, j.Problem)
 			}
 		}
 		port := 5300 + 2*p
@@ -135,27 +143,35 @@ func rateProblem(dir string, got, want, tol float64, err error) []string {
 	return nil
 }
 
-var (
-	pingRTT  = regexp.MustCompile(`= ([0-9.]+)/([0-9.]+)/([0-9.]+)/([0-9.]+) ms`)
-	pingLoss = regexp.MustCompile(`(\d+) packets transmitted, (\d+) received`)
-)
-
-// ping returns the mean and minimum RTT in ms and the loss in percent.
-func ping(r runner, ns, from, to string, n int) (mean, min, loss float64, err error) {
-	out, err := r.ns(ns, "ping", "-q", "-n", "-c", strconv.Itoa(n), "-i", "0.02", "-W", "2", "-I", from, to)
-	m := pingRTT.FindStringSubmatch(out)
-	l := pingLoss.FindStringSubmatch(out)
-	if m == nil || l == nil {
+// ping sends n pings from address from to address to inside namespace ns
+// and returns the pings sent and the RTT of each reply, ms.
+func ping(r runner, ns, from, to string, n int) (sent int, rtts []float64, err error) {
+	out, err := r.ns(ns, "ping", "-n", "-c", strconv.Itoa(n), "-i", "0.02", "-W", "2", "-I", from, to)
+	sent, rtts, ok := parsePing(out)
+	if !ok || sent == 0 {
 		if err == nil {
 			err = fmt.Errorf("unparsable ping output: %s", out)
 		}
-		return 0, 0, 0, fmt.Errorf("ping %s→%s: %w", from, to, err)
+		return 0, nil, fmt.Errorf("ping %s→%s: %w", from, to, err)
 	}
-	min, _ = strconv.ParseFloat(m[1], 64)
-	mean, _ = strconv.ParseFloat(m[2], 64)
-	tx, _ := strconv.ParseFloat(l[1], 64)
-	rx, _ := strconv.ParseFloat(l[2], 64)
-	return mean, min, 100 * (tx - rx) / tx, nil
+	// ping exits 1 when some replies are missing: judged by the counts.
+	return sent, rtts, nil
+}
+
+// fillRTT records the mean, minimum, median and loss of the replies rtts
+// (ms) to sent pings.
+func (c *PathCheck) fillRTT(sent int, rtts []float64) {
+	c.Pings, c.Replies = sent, len(rtts)
+	c.PingLossPct = 100 * float64(sent-len(rtts)) / float64(sent)
+	if len(rtts) == 0 {
+		return
+	}
+	s := slices.Sorted(slices.Values(rtts))
+	sum := 0.0
+	for _, x := range s {
+		sum += x
+	}
+	c.RTTms, c.MinRTTms, c.MedianRTTms = sum/float64(len(s)), s[0], median(s)
 }
 
 // probe runs a UDP receiver in rxNS on rxAddr:port and a paced sender in txNS
@@ -202,9 +218,9 @@ func probe(tool, rxNS, rxAddr string, port int, txNS, txAddr string, offerBps fl
 // FormatChecks renders checks as a fixed-width table.
 func FormatChecks(cs []PathCheck) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %9s %9s %9s %7s %11s %11s %11s %11s %s\n", "path", "want_rtt", "rtt_avg", "rtt_min", "ploss%", "want_up", "up", "want_down", "down", "ok")
+	fmt.Fprintf(&b, "%-4s %9s %9s %9s %9s %7s %11s %11s %11s %11s %s\n", "path", "want_rtt", "rtt_med", "rtt_min", "rtt_avg", "ploss%", "want_up", "up", "want_down", "down", "ok")
 	for _, c := range cs {
-		fmt.Fprintf(&b, "%-4d %7.2fms %7.2fms %7.2fms %7.1f %9.3fM %9.3fM %9.3fM %9.3fM %v\n", c.Path, c.WantRTTms, c.RTTms, c.MinRTTms, c.PingLossPct,
+		fmt.Fprintf(&b, "%-4d %7.2fms %7.2fms %7.2fms %7.2fms %7.1f %9.3fM %9.3fM %9.3fM %9.3fM %v\n", c.Path, c.WantRTTms, c.MedianRTTms, c.MinRTTms, c.RTTms, c.PingLossPct,
 			c.WantUpBps/1e6, c.UpBps/1e6, c.WantDownBps/1e6, c.DownBps/1e6, c.OK)
 	}
 	return b.String()

@@ -44,13 +44,15 @@ func Markdown(dir string) (string, error) {
 	var b strings.Builder
 	b.WriteString("# Results\n\n")
 	fmt.Fprintf(&b, "%d runs of %d schedulers on %d scenarios, from `%s`. ", len(results), len(schedulers(results)), len(scenarios(results)), ResultsFile)
-	b.WriteString("Each cell is the mean ± the half-width of the 95% Student-t confidence interval over the successful runs; ")
+	b.WriteString("Each cell is the mean ± the half-width of the 95% Student-t confidence interval over the successful runs (± n/a after a single run); ")
 	b.WriteString("failed runs (an error, or data that did not verify) are counted but left out. ")
 	b.WriteString("Retransmission rate is retransmitted over sent packets (estimated from bytes sent at ")
 	fmt.Fprintf(&b, "%d B per packet when the run does not report `sent_packets`); ", AssumedSegmentBytes)
 	b.WriteString("redundancy is redundant bytes per application byte. ")
 	b.WriteString("Capacity is the sum of the paths' bottleneck rates (time-averaged if they vary); ")
-	b.WriteString("the FCT lower bound is one handshake RTT plus size over capacity plus one one-way delay, both on the fastest path. ")
+	b.WriteString("the FCT lower bound is an ideal fluid transfer joined the way the runner joins paths: path 0 is up after two of its RTTs (QUIC and session handshakes) and the request reaches the server one up-link delay later; paths 1, 2, ... join one after another while the download runs, two RTTs each; each path then carries its down-link rate (outages, steps, handoffs and trace means included), and a bit arrives one down-link delay after it is sent. ")
+	b.WriteString("Goodput over time shows, per scheduler, its run of median FCT, from the session's open to that FCT, one step per 100 ms sample interval, against the summed capacity of the paths; the area under a curve is the bytes delivered in order. ")
+	b.WriteString("Those bytes are counted when the application can read them: when a missing segment arrives, the data held behind it goes up at once, so such an interval can rise above the capacity line and the intervals before it fall below. We plot these bursts as measured rather than smooth them away. ")
 	fmt.Fprintf(&b, "The same numbers are in [%s](%s).\n\n", SummaryFile, SummaryFile)
 	b.WriteString(MarkdownTable(rows))
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -84,83 +83,6 @@ func Plots(dir string, results []metrics.Result) ([]Figure, error) {
 	return figs, nil
 }
 
-// goodputOverTime plots each scheduler's goodput series, averaged over its
-// OK runs, with the scenario's outage and handoff windows shaded.
-func goodputOverTime(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure, bool) {
-	p := plot.New()
-	p.Title.Text = "Goodput over time: " + scn
-	p.X.Label.Text = "time (s)"
-	p.Y.Label.Text = "goodput (Mbit/s)"
-	fig := Figure{Kind: "goodput", Title: p.Title.Text}
-	tm := timed(scn)
-
-	outages, handoffs, same := windows(rs)
-	if same {
-		if len(outages) > 0 {
-			s := &shade{spans: outages, color: color.NRGBA{R: 120, G: 120, B: 120, A: 70}}
-			p.Add(s)
-			p.Legend.Add("outage", s)
-		}
-		if len(handoffs) > 0 {
-			s := &shade{spans: handoffs, color: color.NRGBA{R: 230, G: 150, B: 30, A: 70}}
-			p.Add(s)
-			p.Legend.Add("handoff", s)
-		}
-	} else {
-		fig.Note = "Outage and handoff windows differ between seeds and are not shaded."
-	}
-	drawn := false
-	for i, sch := range schedulers(rs) {
-		var series [][]float64
-		step := 0.0
-		for _, r := range rs {
-			if r.Scheduler != sch || len(r.GoodputSeries) == 0 || !OK(r, tm) {
-				continue
-			}
-			if step == 0 {
-				step = r.SeriesStepSec
-			}
-			if r.SeriesStepSec == step {
-				series = append(series, r.GoodputSeries)
-			}
-		}
-		if len(series) == 0 || step <= 0 {
-			continue
-		}
-		n := 0
-		for _, s := range series {
-			n = max(n, len(s))
-		}
-		xys := make(plotter.XYs, n)
-		for j := range n {
-			var sum float64
-			var k int
-			for _, s := range series {
-				if j < len(s) {
-					sum += s[j]
-					k++
-				}
-			}
-			xys[j].X, xys[j].Y = float64(j+1)*step, sum/float64(k)/1e6
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			continue
-		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
-		l.Dashes = plotutil.Dashes(i)
-		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (n=%d)", sch, len(series)), l)
-		drawn = true
-	}
-	p.X.Min, p.Y.Min = 0, 0
-	p.Y.Max *= headroom
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
-	return p, fig, drawn
-}
-
 // headroom scales the top of the y axis so that the legend, drawn in the top
 // corner, does not cover the data.
 const headroom = 1.35
@@ -171,34 +93,6 @@ var barTicks = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 25
 
 // padX leaves half a bar slot on either side of n nominal bars.
 func padX(p *plot.Plot, n int) { p.X.Min, p.X.Max = -0.6, float64(n)-0.4 }
-
-// windows returns the Down outages and handoffs of every path of the runs'
-// scenario, s, and whether they are the same for every run's seed.
-func windows(rs []metrics.Result) (outages, handoffs [][2]float64, same bool) {
-	first := true
-	same = true
-	for _, r := range rs {
-		s, ok := lookup(r.Scenario, r.Seed)
-		if !ok {
-			return nil, nil, true
-		}
-		var o, h [][2]float64
-		for _, p := range s.Paths {
-			for _, w := range p.Down.Outages {
-				o = append(o, [2]float64{w.Start.Seconds(), w.End.Seconds()})
-			}
-			for _, w := range p.Down.Handoffs {
-				h = append(h, [2]float64{w.Start.Seconds(), w.End.Seconds()})
-			}
-		}
-		if first {
-			outages, handoffs, first = o, h, false
-		} else if !slices.Equal(o, outages) || !slices.Equal(h, handoffs) {
-			same = false
-		}
-	}
-	return outages, handoffs, same
-}
 
 // shade fills vertical bands over the whole height of the plot.
 type shade struct {
@@ -326,7 +220,7 @@ func oooCDF(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure, bool)
 	p.X.Label.Text = "out-of-order segments"
 	p.Y.Label.Text = "fraction of runs"
 	fig := Figure{Kind: "ooo-cdf", Title: p.Title.Text}
-	tm := timed(scn)
+	tm := timedRuns(scn, rs)
 	drawn := false
 	for i, sch := range schedulers(rs) {
 		var xs []float64
@@ -373,7 +267,7 @@ func pathShare(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure, bo
 	p.Title.Text = "Share of bytes sent per path: " + scn
 	p.Y.Label.Text = "share of bytes sent (%)"
 	fig := Figure{Kind: "path-share", Title: p.Title.Text}
-	tm := timed(scn)
+	tm := timedRuns(scn, rs)
 	scheds := schedulers(rs)
 	npaths := 0
 	totals := make([][]float64, len(scheds)) // [scheduler][path] bytes
@@ -429,17 +323,24 @@ func pathShare(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure, bo
 	return p, fig, true
 }
 
-// pathNames names paths from the library scenario when it is known.
+// pathNames labels n paths "path j (name)" with the scenario's path names:
+// those the runs recorded, else the library scenario's when the name is
+// known there, else "path j" alone.
 func pathNames(rs []metrics.Result, n int) []string {
-	out := make([]string, n)
 	var s []string
-	if len(rs) > 0 {
+	for _, r := range rs {
+		if len(r.PathNames) > len(s) {
+			s = r.PathNames
+		}
+	}
+	if len(s) == 0 && len(rs) > 0 {
 		if sc, ok := lookup(rs[0].Scenario, rs[0].Seed); ok {
 			for _, p := range sc.Paths {
 				s = append(s, p.Name)
 			}
 		}
 	}
+	out := make([]string, n)
 	for j := range out {
 		out[j] = fmt.Sprintf("path %d", j)
 		if j < len(s) && s[j] != "" {

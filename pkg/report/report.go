@@ -1,8 +1,11 @@
 // Package report turns a results directory into tables, plots and a Markdown
 // page. A results directory holds results.jsonl: one metrics.Result per line,
-// as mpquic-bench writes them. Goodput series come from the records' own
-// goodput_series_bps; outage and handoff windows for shading come from the
-// scenario library (pkg/scenario) when the scenario name is known there.
+// as mpquic-bench writes them. Everything comes from the records themselves:
+// goodput series with their times, and what the run's scenario says (FCT
+// lower bound, capacity over time, outage and handoff windows, path names,
+// timed or not), so scenario files and shortened scenarios report like
+// library ones. Records that predate those fields fall back to the scenario
+// library (pkg/scenario) when the scenario name is known there.
 //
 // Markdown(dir) writes, next to results.jsonl:
 //   - summary.csv: one row per scenario × scheduler (see Row);
@@ -80,12 +83,12 @@ type Row struct {
 	// scenario's CapacityBps if the runs report none; NaN if neither is known.
 	CapacityBps float64
 	// FCTLowerBoundSec is the mean over the runs of the scenario's
-	// FCTLowerBound, s: from Extra["fct_lower_bound_s"] if the run gives it,
-	// else from the library scenario resolved with the run's seed, for the
-	// run's Bytes; NaN if unknown (for example a scenario shrunk by
-	// scenario.Short, whose name is not in the library).
+	// FCTLowerBound, s: as the run recorded it (fct_lower_bound_s, or
+	// Extra["fct_lower_bound_s"] in older records), else from the library
+	// scenario resolved with the run's seed, for the run's Bytes; NaN if
+	// unknown.
 	FCTLowerBoundSec float64
-	// Timed is set if the library marks the scenario as a timed run.
+	// Timed is set if the runs or the library mark the scenario as timed.
 	Timed bool
 }
 
@@ -178,8 +181,14 @@ func lookup(name string, seed int64) (scenario.Scenario, bool) {
 	return r, true
 }
 
-// timed reports whether the library marks the named scenario as timed.
-func timed(name string) bool {
+// timedRuns reports whether the named scenario is timed: as its runs
+// recorded it, or as the library marks it.
+func timedRuns(name string, rs []metrics.Result) bool {
+	for _, r := range rs {
+		if r.Timed {
+			return true
+		}
+	}
 	s, err := scenario.Lookup(name)
 	return err == nil && s.Timed
 }
@@ -191,10 +200,12 @@ func Summarize(results []metrics.Result) []Row {
 	rows := make([]Row, 0, len(keys))
 	for _, k := range keys {
 		rs := groups[k]
-		row := Row{Scenario: k.scenario, Scheduler: k.scheduler, Runs: len(rs), Timed: timed(k.scenario)}
+		row := Row{Scenario: k.scenario, Scheduler: k.scheduler, Runs: len(rs), Timed: timedRuns(k.scenario, rs)}
 		var gp, fct, ooo, hol, rt, red, capv, lb []float64
 		for _, r := range rs {
-			if b, ok := r.Extra["fct_lower_bound_s"]; ok {
+			if r.FCTLowerBoundSec > 0 {
+				lb = append(lb, r.FCTLowerBoundSec)
+			} else if b, ok := r.Extra["fct_lower_bound_s"]; ok {
 				lb = append(lb, b)
 			} else if s, ok := lookup(r.Scenario, r.Seed); ok {
 				if r.Bytes > 0 {

@@ -8,10 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
+	"github.com/mpqsched/mpqsched/pkg/scenario"
 )
 
 // synthetic builds a small results set: two schedulers on two library
@@ -94,8 +96,9 @@ func TestSummarize(t *testing.T) {
 		{"retrans mean", r.Retrans.Mean, 20.0 / 20000},
 		{"redundancy", r.Redundancy.Mean, 0},
 		{"capacity", r.CapacityBps, 30e6},
-		// hetero-2path: 10 ms + 20 MB·8 / 30 Mbit/s + 5 ms.
-		{"fct bound", r.FCTLowerBoundSec, 0.010 + float64(20<<20)*8/30e6 + 0.005},
+		// hetero-2path (see scenario.TestBoundsDefault): 20e6·(T − 30 ms) +
+		// 10e6·(T − 80 ms) = 20 MB·8.
+		{"fct bound", r.FCTLowerBoundSec, (float64(20<<20)*8 + 20e6*0.030 + 10e6*0.080) / 30e6},
 	}
 	for _, c := range checks {
 		if math.Abs(c.got-c.want) > 1e-4*math.Abs(c.want)+1e-9 {
@@ -103,9 +106,10 @@ func TestSummarize(t *testing.T) {
 		}
 	}
 	// The bound is for the bytes the run moved (20 MB), not the library
-	// scenario's 80 MB: wifi-walk-dropout carries 20 MB before its Wi-Fi
-	// fades at 4 s, so 10 ms + 20·2^20·8 bits / 60 Mbit/s + 5 ms.
-	if got, want := rows[2].FCTLowerBoundSec, 0.010+float64(20<<20)*8/60e6+0.005; math.Abs(got-want) > 1e-6 {
+	// scenario's 80 MB.
+	ws, _ := scenario.Get("wifi-walk-dropout")
+	ws.Bytes = 20 << 20
+	if got, want := rows[2].FCTLowerBoundSec, ws.FCTLowerBound().Seconds(); math.Abs(got-want) > 1e-6 || got > 4 {
 		t.Errorf("%s bound = %v, want %v", rows[2].Scenario, got, want)
 	}
 	if red := rows[1].Redundancy.Mean; red != 1 {
@@ -201,5 +205,98 @@ func TestUnknownScenario(t *testing.T) {
 	}
 	if _, err := Plots(t.TempDir(), rs); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// fromFile is a run of a scenario that is not in the library (a scenario
+// file, or one shortened by scenario.Short), with what its scenario says
+// recorded in the run.
+func fromFile(sch string, seed int64, fct float64) metrics.Result {
+	r := metrics.Result{
+		Scheduler: sch, Scenario: "my-three-paths", Seed: seed, Bytes: 5 << 20,
+		FCTSeconds: fct, GoodputBps: float64(5<<20) * 8 / fct, SHA256OK: true,
+		CapacityBps: 135e6, PerPathBytes: []uint64{1, 2, 3}, SentBytes: 6,
+		FCTLowerBoundSec: 0.42,
+		CapacityTimes:    []float64{0, 0.3, 0.3, 2},
+		CapacitySeries:   []float64{135e6, 135e6, 55e6, 55e6},
+		Outages:          [][2]float64{{0.3, 2}},
+		PathNames:        []string{"wifi", "lte", "mmwave"},
+		SeriesStepSec:    0.1,
+	}
+	// Nothing before 0.1 s, then 100 Mbit/s, and a last partial interval
+	// that ends at the FCT.
+	for t := 0.1; t < fct-1e-9; t += 0.1 {
+		r.SeriesTimes = append(r.SeriesTimes, math.Round(t*10)/10)
+	}
+	r.SeriesTimes = append(r.SeriesTimes, fct)
+	for k := range r.SeriesTimes {
+		r.GoodputSeries = append(r.GoodputSeries, map[bool]float64{true: 0, false: 100e6}[k == 0])
+	}
+	return r
+}
+
+// A scenario from a file reports like a library one: its bound, capacity,
+// windows and path names come from the runs, and its goodput plot runs on
+// the recorded times to the FCT of the median run.
+func TestRecordedScenario(t *testing.T) {
+	rs := []metrics.Result{fromFile("minrtt", 1, 0.63), fromFile("minrtt", 2, 0.61), fromFile("minrtt", 3, 0.67)}
+	rows := Summarize(rs)
+	if len(rows) != 1 || rows[0].FCTLowerBoundSec != 0.42 || rows[0].CapacityBps != 135e6 {
+		t.Fatalf("rows = %+v, want the recorded bound 0.42 s and capacity", rows)
+	}
+	if got := pathNames(rs, 3); !slices.Equal(got, []string{"path 0 (wifi)", "path 1 (lte)", "path 2 (mmwave)"}) {
+		t.Errorf("path-share labels %q, want the scenario's path names", got)
+	}
+	r, ok := representative(rs, "minrtt", false)
+	if !ok || r.Seed != 1 {
+		t.Errorf("representative run: seed %d (%v), want seed 1, the median FCT", r.Seed, ok)
+	}
+	p, fig, ok := goodputOverTime("my-three-paths", rs, rows)
+	if !ok {
+		t.Fatal("no goodput plot")
+	}
+	if want := 0.63 * 1.02; math.Abs(p.X.Max-want) > 1e-9 {
+		t.Errorf("x axis ends at %v s, want just past the FCT of the run shown (%v)", p.X.Max, want)
+	}
+	if strings.Contains(fig.Note, "not shaded") || strings.Contains(fig.Note, "none is drawn") {
+		t.Errorf("note %q: the recorded windows and capacity should be drawn", fig.Note)
+	}
+	ct, cb, same := capacity([]metrics.Result{r})
+	if !same {
+		t.Fatal("no capacity curve")
+	}
+	xys := clipCurve(ct, cb, 0.63)
+	want := []float64{0, 135, 0.3, 135, 0.3, 55, 0.63, 55}
+	if len(xys) != len(want)/2 {
+		t.Fatalf("capacity line %v, want %v", xys, want)
+	}
+	for k, xy := range xys {
+		if xy.X != want[2*k] || xy.Y != want[2*k+1] {
+			t.Errorf("capacity point %d = %v, want (%v, %v)", k, xy, want[2*k], want[2*k+1])
+		}
+	}
+	if o, _, same := windows(rs); !same || len(o) != 1 || o[0] != [2]float64{0.3, 2} {
+		t.Errorf("outages %v (same %v), want the recorded [0.3, 2)", o, same)
+	}
+	// Seeds with different capacity over time: no single line is drawn.
+	rs[1].CapacitySeries = []float64{1, 1, 1, 1}
+	if _, _, same := capacity(rs); same {
+		t.Error("different capacity curves reported as one")
+	}
+}
+
+// One seed: "± n/a", never "NaN", in the Markdown and text tables.
+func TestOneSeedNA(t *testing.T) {
+	rs := []metrics.Result{fromFile("minrtt", 1, 0.63)}
+	rows := Summarize(rs)
+	var b bytes.Buffer
+	if err := WriteText(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	md := MarkdownTable(rows)
+	for name, text := range map[string]string{"text": b.String(), "markdown": md} {
+		if strings.Contains(text, "NaN") || !strings.Contains(text, "66.58 ± n/a") {
+			t.Errorf("%s table after one seed:\n%s", name, text)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 )
 
 // CSVHeader is the header row of WriteCSV. Every metric has a mean, a 95% CI
@@ -52,8 +53,8 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	return cw.Error()
 }
 
-// pm formats mean ± CI with a scale and unit; "n/a" if there is no mean and
-// no ± part if the CI is unknown (a single run).
+// pm formats a value with a scale and unit, "n/a" if unknown, and a ± part
+// only if ci is known (for single figures, pass NaN).
 func pm(mean, ci, scale float64, prec int, unit string) string {
 	if math.IsNaN(mean) {
 		return "n/a"
@@ -72,18 +73,18 @@ func MarkdownTable(rows []Row) string {
 	b.WriteString("| scenario | scheduler | runs (failed) | goodput (Mbit/s) | FCT (s) | out-of-order segs | HoL blocked (s) | retrans rate (%) | redundancy (%) | capacity (Mbit/s) | FCT lower bound (s) |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		fct := pm(r.FCT.Mean, r.FCT.CI95, 1, 3, "")
+		fct := r.FCT.Format(1, 3)
 		if r.Timed {
 			fct = "timed run"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d (%d) | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			mdEscape(r.Scenario), mdEscape(r.Scheduler), r.Runs, r.Failed,
-			pm(r.Goodput.Mean, r.Goodput.CI95, 1e-6, 2, ""),
+			r.Goodput.Format(1e-6, 2),
 			fct,
-			pm(r.OOO.Mean, r.OOO.CI95, 1, 0, ""),
-			pm(r.HoL.Mean, r.HoL.CI95, 1, 3, ""),
-			pm(r.Retrans.Mean, r.Retrans.CI95, 100, 2, ""),
-			pm(r.Redundancy.Mean, r.Redundancy.CI95, 100, 1, ""),
+			r.OOO.Format(1, 0),
+			r.HoL.Format(1, 3),
+			r.Retrans.Format(100, 2),
+			r.Redundancy.Format(100, 1),
 			pm(r.CapacityBps, math.NaN(), 1e-6, 2, ""),
 			pm(r.FCTLowerBoundSec, math.NaN(), 1, 3, ""),
 		)
@@ -92,3 +93,23 @@ func MarkdownTable(rows []Row) string {
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// WriteText writes rows as the aligned plain-text table mpquic-bench prints:
+// mean ± 95% CI of goodput and FCT ("± n/a" after a single run, "n/a"
+// without a successful run), goodput over capacity, and the means of the
+// other metrics.
+func WriteText(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tscheduler\truns\tgoodput Mbit/s\t/capacity\tFCT s\tOOO segs\tHoL s\tredundancy\t")
+	for _, r := range rows {
+		fct := r.FCT.Format(1, 3)
+		if r.Timed {
+			fct = "timed run"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.Scenario, r.Scheduler, r.Runs-r.Failed, r.Runs, r.Goodput.Format(1e-6, 2),
+			pm(r.Goodput.Mean/r.CapacityBps, math.NaN(), 1, 3, ""), fct,
+			pm(r.OOO.Mean, math.NaN(), 1, 0, ""), pm(r.HoL.Mean, math.NaN(), 1, 2, ""), pm(r.Redundancy.Mean, math.NaN(), 1, 3, ""))
+	}
+	return tw.Flush()
+}

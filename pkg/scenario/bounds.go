@@ -15,8 +15,8 @@ const handoffRateFrac = 0.1
 // paths (backup paths included) of the Down link's rate, averaged over time.
 //
 // Time-varying rates are averaged over the interval an ideal fluid transfer
-// would take (from the end of the handshake until Bytes have crossed the
-// summed links; see FCTLowerBound), or over [0, Duration] for a Timed
+// would take (from one RTT of the fastest path until Bytes have crossed the
+// summed links), or over [0, Duration] for a Timed
 // scenario. Within that interval the rate follows the schedule's steps and
 // linear ramps, is 0 inside outage windows, and inside a handoff window falls
 // linearly to 10% over the degradation and is 0 afterwards. Loss is not
@@ -35,21 +35,104 @@ func (s Scenario) CapacityBps() float64 {
 	return float64(s.Bytes) * 8 / (end - h.Seconds())
 }
 
-// FCTLowerBound is a lower bound on the flow completion time, by an ideal
-// fluid model: one RTT of the fastest path for the handshake, then the time
-// for Bytes·8 bits to cross the summed Down rates (time-varying as described
-// at CapacityBps; for constant rates this is Bytes·8 / Σ rate), plus the Down
-// one-way delay of the fastest path for the last byte to arrive. The fastest
-// path is the non-backup path of smallest RTT at time 0. If the fluid
-// transfer cannot end by Duration it is extrapolated at the mean rate over
-// the run; the result is +Inf if that rate is 0.
+// FCTLowerBound is a lower bound on the flow completion time of a download
+// run the way pkg/bench runs it (the join policy of bench.Transfer and
+// mpquic-client): the client opens path 0 (QUIC handshake, then the
+// session's Hello and Accept: 2 RTTs of path 0), sends its request, which
+// reaches the server one Up delay later, and then joins paths 1, 2, ... one
+// after another while the download runs, each join taking 2 RTTs of its path
+// (QUIC handshake, then Join and Accept); the server can send on path i once
+// its Join has arrived. From then on each path carries bits at its Down rate
+// (time-varying as described at CapacityBps; trace-driven links at their
+// mean), and a bit sent at t arrives one Down delay later. The bound is the
+// first time by which Bytes·8 bits can have arrived over all paths together,
+// by this ideal fluid model (no loss, no queueing, no congestion control, no
+// receive window). Times are from the start of the run, at the client's
+// first packet. Past Duration every link keeps its last rate; the result is
+// the largest time.Duration if the bytes can never arrive.
 func (s Scenario) FCTLowerBound() time.Duration {
-	h := s.handshake()
-	end := s.fluidEnd(h)
-	if math.IsInf(end, 1) {
+	if len(s.Paths) == 0 {
 		return time.Duration(math.MaxInt64)
 	}
-	return time.Duration(end*float64(time.Second)) + s.Paths[s.fastest()].Down.Delay.D()
+	starts := s.sendStarts()
+	need := float64(s.Bytes) * 8
+	arrived := func(t float64) float64 {
+		var sum float64
+		for i, p := range s.Paths {
+			sum += p.Down.bitsBetween(starts[i], t-p.Down.Delay.Seconds())
+		}
+		return sum
+	}
+	lo := math.Inf(1)
+	for i, p := range s.Paths {
+		lo = min(lo, starts[i]+p.Down.Delay.Seconds())
+	}
+	hi := max(lo, 1e-3)
+	for arrived(hi) < need {
+		if hi > maxBoundSec {
+			return time.Duration(math.MaxInt64)
+		}
+		lo, hi = hi, 2*hi
+	}
+	for range 100 {
+		m := (lo + hi) / 2
+		if arrived(m) >= need {
+			hi = m
+		} else {
+			lo = m
+		}
+	}
+	return time.Duration(hi * float64(time.Second))
+}
+
+// maxBoundSec is where FCTLowerBound gives up: 100 years, s.
+const maxBoundSec = 100 * 365 * 86400
+
+// sendStarts returns, per path, the time, s, from which the server can send
+// on it under the join policy described at FCTLowerBound.
+func (s Scenario) sendStarts() []float64 {
+	out := make([]float64, len(s.Paths))
+	rtt0 := s.Paths[0].RTT().Seconds()
+	out[0] = 2*rtt0 + s.Paths[0].Up.Delay.Seconds()
+	c := 2 * rtt0 // the client starts joining once the first path is up
+	for i := 1; i < len(s.Paths); i++ {
+		p := s.Paths[i]
+		out[i] = c + p.RTT().Seconds() + p.Up.Delay.Seconds()
+		c += 2 * p.RTT().Seconds()
+	}
+	return out
+}
+
+// CapacityCurve is the summed Down capacity over [0, Duration] as a
+// piecewise-linear curve through the points (t[k], bps[k]): t in s from the
+// start of the run, bps in bits/s. A step (a schedule step, an outage, a
+// handoff's end) is two points at the same time; a trace-driven link counts
+// at its mean rate, as at CapacityBps.
+func (s Scenario) CapacityCurve() (t, bps []float64) {
+	const eps = 1e-9 // s: evaluate just either side of a breakpoint
+	add := func(x, y float64) {
+		if n := len(t); n > 0 && math.Abs(t[n-1]-x) < 2*eps && math.Abs(bps[n-1]-y) <= 1e-6*max(1, math.Abs(y)) {
+			return
+		}
+		t, bps = append(t, x), append(bps, y)
+	}
+	bp := s.breakpoints()
+	for k, x := range bp {
+		if k > 0 {
+			// A quadratic piece (a ramp inside a handoff's degradation) gets
+			// its midpoint; linear and constant pieces need none.
+			a, m := bp[k-1], (bp[k-1]+x)/2
+			ya, ym, yb := s.rate(a+eps), s.rate(m), s.rate(x-eps)
+			if math.Abs(ym-(ya+yb)/2) > 1e-6*max(1, math.Abs(ym)) {
+				add(m, ym)
+			}
+			add(x, yb)
+		}
+		if k < len(bp)-1 {
+			add(x, s.rate(x+eps))
+		}
+	}
+	return t, bps
 }
 
 // fastest returns the index of the non-backup path of smallest base RTT.
@@ -173,6 +256,51 @@ func (s Scenario) rate(t float64) float64 {
 		sum += p.Down.rateAt(t)
 	}
 	return sum
+}
+
+// bitsBetween integrates the link's Down rate over [a, b] seconds, bits
+// (0 if b <= a); past its last breakpoint the link keeps its last rate.
+func (l Link) bitsBetween(a, b float64) float64 {
+	if b <= a {
+		return 0
+	}
+	var sum float64
+	x := a
+	for _, bp := range l.breakpoints() {
+		if bp <= x {
+			continue
+		}
+		if bp >= b {
+			break
+		}
+		sum += l.integral(x, bp)
+		x = bp
+	}
+	return sum + l.integral(x, b)
+}
+
+// breakpoints are the link's times, s, between which its rate is a product
+// of two linear pieces.
+func (l Link) breakpoints() []float64 {
+	var bp []float64
+	for _, st := range l.Schedule {
+		bp = append(bp, st.At.Seconds(), (st.At + st.Ramp).Seconds())
+	}
+	for _, w := range l.Outages {
+		bp = append(bp, w.Start.Seconds(), w.End.Seconds())
+	}
+	for _, w := range l.Handoffs {
+		bp = append(bp, w.Start.Seconds(), (w.Start + l.degrade(w)).Seconds(), w.End.Seconds())
+	}
+	slices.Sort(bp)
+	return slices.Compact(bp)
+}
+
+// integral integrates the link's rate over [a, b] by Simpson's rule, exact
+// between breakpoints (see Scenario.integral).
+func (l Link) integral(a, b float64) float64 {
+	const eps = 1e-12
+	return (b - a) / 6 * (l.rateAt(a+eps) + 4*l.rateAt((a+b)/2) + l.rateAt(b-eps))
 }
 
 // rateAt is the link's rate at t seconds, bits/s, following its schedule,

@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Load reads one scenario from a JSON file (see Parse) and resolves relative
@@ -50,10 +52,11 @@ func Parse(r io.Reader) (Scenario, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
-		return Scenario{}, fmt.Errorf("scenario: %w", err)
+		return Scenario{}, jsonError(data, err)
 	}
 	if dec.More() {
-		return Scenario{}, fmt.Errorf("scenario: trailing data after the JSON object")
+		line, col := position(data, skipSpace(data, int(dec.InputOffset())))
+		return Scenario{}, fmt.Errorf("scenario: line %d, column %d: trailing data after the JSON object", line, col)
 	}
 	if err := walk(raw, reflect.TypeFor[Scenario](), ""); err != nil {
 		if fe, ok := err.(*FieldError); ok {
@@ -68,12 +71,53 @@ func Parse(r io.Reader) (Scenario, error) {
 	dec = json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return Scenario{}, fmt.Errorf("scenario: %w", err)
+		return Scenario{}, jsonError(data, err)
 	}
 	if err := s.Validate(); err != nil {
 		return Scenario{}, err
 	}
 	return s, nil
+}
+
+// jsonError places a decoding error of data at its line and column (both
+// from 1; columns count characters), where encoding/json knows the offset.
+func jsonError(data []byte, err error) error {
+	off := -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = int(se.Offset) - 1 // Offset counts the bytes read, the bad one included
+	case errors.As(err, &te):
+		off = int(te.Offset) - 1
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		off = len(data)
+		err = fmt.Errorf("unexpected end of the file (an object or string is not closed)")
+	}
+	if off < 0 {
+		return fmt.Errorf("scenario: %w", err)
+	}
+	line, col := position(data, off)
+	return fmt.Errorf("scenario: line %d, column %d: %w", line, col, err)
+}
+
+// position is the line and column, from 1, of byte offset off in data;
+// columns count characters (UTF-8), a tab as one.
+func position(data []byte, off int) (line, col int) {
+	off = min(max(off, 0), len(data))
+	before := data[:off]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	start := bytes.LastIndexByte(before, '\n') + 1
+	return line, 1 + utf8.RuneCount(before[start:])
+}
+
+// skipSpace returns the offset of the first non-space byte of data at or
+// after off.
+func skipSpace(data []byte, off int) int {
+	for off < len(data) && (data[off] == ' ' || data[off] == '\t' || data[off] == '\n' || data[off] == '\r') {
+		off++
+	}
+	return off
 }
 
 var durationType = reflect.TypeFor[Duration]()

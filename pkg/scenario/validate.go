@@ -50,13 +50,19 @@ func (c *checker) nonNeg(path string, d Duration) {
 	}
 }
 
+// MaxPaths is the most paths a scenario may have: the number of paths a
+// session accepts by default (session.DefaultMaxPaths), which is what
+// pkg/bench runs with. A scenario with more would pass validation only to
+// fail every run when its extra paths try to join.
+const MaxPaths = 8
+
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.@=%-]+$`)
 
 // Validate reports the first invalid field of s as a *FieldError. It checks
 // that rates are positive, probabilities lie in [0, 1], delays are not
 // negative, windows are sorted, disjoint and end by Duration, schedule steps
-// are sorted, do not overlap and end by Duration, and that ranges and sweeps
-// are well formed.
+// are sorted, do not overlap and end by Duration, that there are 1 to
+// MaxPaths paths, and that ranges and sweeps are well formed.
 func (s Scenario) Validate() error {
 	c := &checker{name: s.Name}
 	if !nameRE.MatchString(s.Name) {
@@ -64,6 +70,9 @@ func (s Scenario) Validate() error {
 	}
 	if len(s.Paths) == 0 {
 		c.fail("paths", "at least one path is needed")
+	}
+	if len(s.Paths) > MaxPaths {
+		c.fail("paths", "%d paths; a session takes at most %d (session.DefaultMaxPaths)", len(s.Paths), MaxPaths)
 	}
 	if s.Bytes <= 0 {
 		c.fail("bytes", "%d must be > 0", s.Bytes)

@@ -41,9 +41,10 @@ type receiver struct {
 	repDupBytes uint64
 
 	// series
-	nextSample  time.Time
-	sampleBase  uint64 // delivered at the previous sample
-	sampleMaxRB uint64 // largest reorder occupancy since the previous sample
+	nextSample  time.Time     // end of the series step in progress
+	seriesStep  time.Duration // series step (Config.SeriesInterval, doubled at each compaction)
+	sampleBase  uint64        // delivered at the previous sample
+	sampleMaxRB uint64        // largest reorder occupancy since the previous sample
 }
 
 func (r *receiver) init(cfg Config, now time.Time) {
@@ -56,7 +57,11 @@ func (r *receiver) init(cfg Config, now time.Time) {
 	r.ooff = make(map[uint64]uint64)
 	r.limit = InitialWindow
 	r.repStart = now
-	r.nextSample = now.Add(cfg.SeriesInterval)
+	r.seriesStep = cfg.SeriesInterval
+	if r.seriesStep <= 0 {
+		r.seriesStep = DefaultSeriesInterval
+	}
+	r.nextSample = now.Add(r.seriesStep)
 }
 
 // currentLimit is the window limit the receiver can grant now.
@@ -109,6 +114,7 @@ func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
 	if seg.Offset != r.nextOff {
 		return fmt.Errorf("%w: segment %d at offset %d, want %d", ErrProtocol, seg.Seq, seg.Offset, r.nextOff)
 	}
+	s.sample(now, false) // close the series steps that ended before these bytes
 	if err := s.deliverLocked(seg.Payload); err != nil {
 		return err
 	}

@@ -64,12 +64,16 @@ type Stats struct {
 	Paths []PathStats // current paths, in slot order
 }
 
-// Sample is one point of a session's time series.
+// Sample is one interval of a session's time series. Sample k covers
+// (T of sample k−1, T], sample 0 from the session's open; every interval is
+// one step long (Config.SeriesInterval, doubled each time the series is
+// compacted, see Series) except the last one of a closed session or of a
+// Series() snapshot, which ends at the close or at the snapshot.
 type Sample struct {
-	T            time.Duration // since the session started
-	Delivered    uint64        // bytes delivered in order so far
-	GoodputBps   float64       // in-order delivery rate over the sample step, bits/s
-	ReorderBytes uint64        // peak reorder-buffer occupancy in the step, bytes
+	T            time.Duration // end of the interval, since the session opened
+	Delivered    uint64        // bytes delivered in order by T, records included
+	GoodputBps   float64       // bytes delivered in order within the interval ·8 / its length, bits/s
+	ReorderBytes uint64        // peak reorder-buffer occupancy in the interval, bytes
 }
 
 // Stats returns the session's measurements.
@@ -121,42 +125,83 @@ func (s *Session) Stats() Stats {
 	return st
 }
 
-// Series returns the session's time series so far, one Sample per
-// Config.SeriesInterval while data was being delivered.
+// maxSeries bounds a session's series: when it holds this many samples
+// (an even number), adjacent pairs merge into one and the step doubles.
+const maxSeries = 1 << 20
+
+// Series returns the session's time series: one Sample per step from the
+// session's open, zeros before the first delivery included, and a last
+// partial interval up to now (or up to the close, for a closed session), so
+// that the samples account for every byte delivered so far. The series is
+// bounded: once it reaches 2^20 samples, adjacent pairs merge and the step
+// doubles, so a very long session keeps its whole history at a coarser step.
 func (s *Session) Series() []Sample {
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Sample(nil), s.series...)
+	if s.closed {
+		return append([]Sample(nil), s.series...)
+	}
+	s.sample(now, false)
+	out := make([]Sample, len(s.series), len(s.series)+1)
+	copy(out, s.series)
+	if smp, ok := s.partialLocked(now); ok {
+		out = append(out, smp)
+	}
+	return out
 }
 
-// sample appends the samples due at now; final appends a last partial one.
+// sample appends the samples of the steps that ended by now; final also
+// appends the partial interval up to now (at Close).
 func (s *Session) sample(now time.Time, final bool) {
 	r := &s.rcv
 	s.stats.maxReorder = max(s.stats.maxReorder, r.sampleMaxRB)
-	step := s.cfg.SeriesInterval
-	for !now.Before(r.nextSample) || final {
+	for !now.Before(r.nextSample) {
 		t := r.nextSample
-		el := step
-		if final && now.Before(t) {
-			el = step - t.Sub(now)
-			t = now
-		}
-		if r.delivered == 0 && !final {
-			r.nextSample = r.nextSample.Add(step)
-			continue
-		}
-		var bps float64
-		if el > 0 {
-			bps = float64(r.delivered-r.sampleBase) * 8 / el.Seconds()
-		}
-		s.series = append(s.series, Sample{T: t.Sub(s.start), Delivered: r.delivered, GoodputBps: bps, ReorderBytes: r.sampleMaxRB})
+		s.series = append(s.series, Sample{T: t.Sub(s.start), Delivered: r.delivered,
+			GoodputBps: float64(r.delivered-r.sampleBase) * 8 / r.seriesStep.Seconds(), ReorderBytes: r.sampleMaxRB})
 		r.sampleBase, r.sampleMaxRB = r.delivered, r.held
-		r.nextSample = r.nextSample.Add(step)
-		if final {
-			break
+		if len(s.series) >= maxSeries {
+			s.series = compactSeries(s.series)
+			r.seriesStep *= 2
 		}
-		if len(s.series) > 1<<20 {
-			s.series = s.series[:0] // bound memory of very long sessions
+		r.nextSample = t.Add(r.seriesStep)
+	}
+	if final {
+		if smp, ok := s.partialLocked(now); ok {
+			s.series = append(s.series, smp)
 		}
 	}
+}
+
+// partialLocked is the sample of the interval in progress, from the end of
+// the last full step to now; false if that interval is empty.
+func (s *Session) partialLocked(now time.Time) (Sample, bool) {
+	r := &s.rcv
+	from := r.nextSample.Add(-r.seriesStep)
+	el := now.Sub(from)
+	if el <= 0 {
+		return Sample{}, false
+	}
+	return Sample{T: now.Sub(s.start), Delivered: r.delivered,
+		GoodputBps: float64(r.delivered-r.sampleBase) * 8 / el.Seconds(), ReorderBytes: r.sampleMaxRB}, true
+}
+
+// compactSeries merges adjacent pairs of full-step samples in place: each
+// merged sample ends where the second of its pair ended and keeps the
+// pair's bytes, so the series still integrates to the bytes delivered.
+func compactSeries(ss []Sample) []Sample {
+	var prevT time.Duration
+	var prevD uint64
+	n := len(ss) / 2
+	for i := range n {
+		a, b := ss[2*i], ss[2*i+1]
+		el := b.T - prevT
+		ss[i] = Sample{T: b.T, Delivered: b.Delivered, ReorderBytes: max(a.ReorderBytes, b.ReorderBytes)}
+		if el > 0 {
+			ss[i].GoodputBps = float64(b.Delivered-prevD) * 8 / el.Seconds()
+		}
+		prevT, prevD = b.T, b.Delivered
+	}
+	return ss[:n]
 }

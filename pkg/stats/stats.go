@@ -6,6 +6,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -76,6 +77,22 @@ type Summary struct {
 	Min    float64 // smallest value
 	Median float64 // 0.5-quantile
 	Max    float64 // largest value
+}
+
+// Format renders the mean ± the 95% CI half-width, both multiplied by scale
+// and with prec decimals: "n/a" for an empty sample, and "mean ± n/a" for a
+// single value, from which no interval can be drawn (never "NaN").
+func (s Summary) Format(scale float64, prec int) string {
+	f := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "n/a"
+		}
+		return strconv.FormatFloat(v*scale, 'f', prec, 64)
+	}
+	if s.N == 0 || math.IsNaN(s.Mean) {
+		return "n/a"
+	}
+	return f(s.Mean) + " ± " + f(s.CI95)
 }
 
 // Summarize computes the Summary of xs. For an empty xs every field but N is

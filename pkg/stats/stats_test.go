@@ -80,3 +80,20 @@ func TestECDF(t *testing.T) {
 		t.Errorf("CDFAt = %v", got)
 	}
 }
+
+// One run gives a mean but no interval: "n/a", never "NaN".
+func TestFormatOneSeed(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want string
+	}{
+		{nil, "n/a"},
+		{[]float64{27.8e6}, "27.80 ± n/a"},
+		// 10, 20, 30: mean 20, t(0.975, 2)·10/√3 = 24.84.
+		{[]float64{10e6, 20e6, 30e6}, "20.00 ± 24.84"},
+	} {
+		if got := Summarize(c.xs).Format(1e-6, 2); got != c.want {
+			t.Errorf("Format(%v) = %q, want %q", c.xs, got, c.want)
+		}
+	}
+}

@@ -59,7 +59,26 @@
 //  4. S_f is full: the paths with space that pass rtt_s ≤ 4·rtt_f against S_f
 //     compete on performance_i; if none passes, wait.
 //
-// With two paths this is exactly the paper's rule.
+// With two paths this is exactly the paper's rule (apart from the two tie
+// choices above; TestTwoPathsIsFig13 checks it against a line-by-line
+// transcription of Fig. 13).
+//
+// What the paper's rule does with a small receive window (measured in
+// docs/prs-n-paths.md): on three paths (40 Mbit/s at 20 ms RTT; 15 Mbit/s at
+// 80 ms; 80 Mbit/s at 50 ms with 0.2% loss; testdata/prs-3path-256k.json)
+// and a 256 KB window, PRS put 60–90% of its bytes on the 80 ms path and
+// reached 15–21 Mbit/s (one run: 34, its fast path's burst below being 9
+// losses), against 39–43 for minRTT. The cause is Eq. 1, not
+// the generalisation: the first two paths alone, where this package is
+// Fig. 13, and a literal transcription of Fig. 13 starve the fast path the
+// same way (15–24 Mbit/s, 57–93% on the slow path). retrans_i counts since
+// the subflow opened (Table 3 defines it next to total_transmitted_i, Eq. 2's
+// denominator), so the fast path's one burst of 9–22 losses, when slow start
+// overflowed its queue in the first 0.25 s, divides its performance by that
+// number for the rest of the transfer, while the slow path, whose BDP plus
+// queue exceeds the 256 KB window, never loses a packet. With every count
+// read as 0 the same rule reaches 33–41 Mbit/s. The package keeps the
+// paper's rule.
 //
 // Usable paths: not potentially failed and with an RTT sample. Backup paths
 // take part only when no non-backup path has space (PathInfo.Backup); the same

@@ -80,6 +80,11 @@ func logf(l func(string), format string, args ...any) {
 	}
 }
 
+// DefaultModel is the EdAR model the repository ships (trained by `make
+// train`), relative to the module root; Resolve finds it from any directory
+// of the module.
+const DefaultModel = "testdata/edar.onnx"
+
 // Resolve returns path if it exists, else path joined to the nearest
 // directory above the working directory that holds go.mod (so the default
 // "testdata/edar.onnx" works from any directory of the module), else path

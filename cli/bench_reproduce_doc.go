@@ -1,4 +1,4 @@
-package main
+package cli
 
 // Writing docs/reproduction.md: tables, figures and each paper's section.
 
@@ -81,7 +81,7 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 		}
 	}
 	results := map[string][]metrics.Result{}
-	logs := map[string]*runLog{}
+	logs := map[string]*reproRunLogEntry{}
 	var all []metrics.Result
 	for _, p := range plan {
 		dir := filepath.Join(base, p.key)
@@ -95,7 +95,7 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 		results[p.key] = rs
 		all = append(all, rs...)
 		if b, err := os.ReadFile(filepath.Join(dir, reproRunLog)); err == nil {
-			var lg runLog
+			var lg reproRunLogEntry
 			if json.Unmarshal(b, &lg) == nil {
 				logs[p.key] = &lg
 			}
@@ -115,7 +115,7 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 	var rows []verdictRow
 	byPaper := map[string][]verdictRow{}
 	for _, c := range claims {
-		vals := values(all, c.metric, timed)
+		vals := claimValues(all, c.metric, timed)
 		for i, bl := range c.baselines {
 			v := judge(c, bl, c.claimed[i], vals, scens)
 			rows = append(rows, v)
@@ -139,12 +139,12 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 		}
 	}
 	if b2, err := os.ReadFile(filepath.Join(base, reproRunLog)); err == nil {
-		var lg runLog
+		var lg reproRunLogEntry
 		if json.Unmarshal(b2, &lg) == nil {
-			fmt.Fprintf(&b, "**The last full `make reproduce` (all papers) took %s of wall time**, finished %s, %d at once on %d CPUs, %s. ", fmtDur(lg.WallSec), lg.Finished, lg.Parallel, lg.CPUs, lg.Go)
+			fmt.Fprintf(&b, "**The last full `make reproduce` (all papers) took %s of wall time**, finished %s, %d at once on %d CPUs, %s. ", reproFmtDur(lg.WallSec), lg.Finished, lg.Parallel, lg.CPUs, lg.Go)
 		}
 	}
-	fmt.Fprintf(&b, "**Time:** the matrices took **%s of wall time** in total: %d runs in virtual time, %d of them failed. ", fmtDur(wall), runs, failed)
+	fmt.Fprintf(&b, "**Time:** the matrices took **%s of wall time** in total: %d runs in virtual time, %d of them failed. ", reproFmtDur(wall), runs, failed)
 	fmt.Fprintf(&b, "Per paper: %s. The machine's cores were shared with other work, so wall times vary between runs of the same matrix.\n\n", strings.Join(when, "; "))
 
 	b.WriteString("## How these numbers were made\n\n")
@@ -193,7 +193,7 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 		}
 		for _, e := range order {
 			k := kinds[e]
-			fmt.Fprintf(&b, "* %d run(s): `%s`; the received data matched the sender's SHA-256 in %d of them", k[0], mdCell(e), k[1])
+			fmt.Fprintf(&b, "* %d run(s): `%s`; the received data matched the sender's SHA-256 in %d of them", k[0], reproMdCell(e), k[1])
 			if k[1] == k[0] && e != "" {
 				b.WriteString(", so the download itself completed and the error came after it (FCT and the other metrics of these runs are in results.jsonl, but the runs are not counted)")
 			}
@@ -201,7 +201,7 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 		}
 		b.WriteString("\n| scheduler | scenario | seed | SHA-256 ok | error |\n|---|---|---:|---|---|\n")
 		for _, r := range fails {
-			fmt.Fprintf(&b, "| %s | %s | %d | %v | %s |\n", r.Scheduler, r.Scenario, r.Seed, r.SHA256OK, mdCell(r.Error))
+			fmt.Fprintf(&b, "| %s | %s | %d | %v | %s |\n", r.Scheduler, r.Scenario, r.Seed, r.SHA256OK, reproMdCell(r.Error))
 		}
 		b.WriteString("\n")
 	}
@@ -290,20 +290,20 @@ func (v verdictRow) baselineRef() string {
 	return v.c.baselines[0]
 }
 
-// fmtBytes is scenario.FormatBytes for exact sizes, else MB with one decimal.
-func fmtBytes(n int64) string {
+// reproFmtBytes is scenario.FormatBytes for exact sizes, else MB with one decimal.
+func reproFmtBytes(n int64) string {
 	if n < scenario.MB || n%scenario.KB == 0 {
 		return scenario.FormatBytes(n)
 	}
 	return fmt.Sprintf("%.1fMB", float64(n)/scenario.MB)
 }
 
-func fmtDur(sec float64) string {
+func reproFmtDur(sec float64) string {
 	d := time.Duration(sec * float64(time.Second)).Round(time.Second)
 	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
 }
 
-func mdCell(s string) string {
+func reproMdCell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.ReplaceAll(s, "\n", " ")
 }
@@ -314,7 +314,7 @@ func claimsTable(rows []verdictRow) string {
 	b.WriteString("| claim | paper's own scenarios? | scheduler vs baseline | metric | claimed | ours: overall change | ours: means over the scenarios | scenarios (CIs separate for / against) | verdict |\n")
 	b.WriteString("|---|---|---|---|---:|---:|---|---:|---|\n")
 	for _, v := range rows {
-		claimed := pct(v.claimed)
+		claimed := reproPct(v.claimed)
 		if math.IsNaN(v.claimed) {
 			if v.c.metric.lowerBetter {
 				claimed = "lower"
@@ -322,13 +322,13 @@ func claimsTable(rows []verdictRow) string {
 				claimed = "higher"
 			}
 		}
-		means := fmt.Sprintf("%s%s vs %s%s", num(v.c.metric, v.aggX), v.c.metric.unit, num(v.c.metric, v.aggB), v.c.metric.unit)
+		means := fmt.Sprintf("%s%s vs %s%s", reproNum(v.c.metric, v.aggX), v.c.metric.unit, reproNum(v.c.metric, v.aggB), v.c.metric.unit)
 		own := "no"
 		if v.c.own {
 			own = "yes"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s vs %s | %s | %s | %s | %s | %d (%d / %d) | **%s** |\n",
-			mdCell(v.c.text), own, v.c.sched, v.baseline, v.c.metric.name, claimed, pct(v.change), means, len(v.comps), v.pro, v.con, v.verdict)
+			reproMdCell(v.c.text), own, v.c.sched, v.baseline, v.c.metric.name, claimed, reproPct(v.change), means, len(v.comps), v.pro, v.con, v.verdict)
 	}
 	return b.String()
 }
@@ -366,7 +366,7 @@ func detailTable(vs []verdictRow) string {
 			}
 			c := v.comps[i]
 			x = numCI(m, c.x)
-			d := pct(c.change)
+			d := reproPct(c.change)
 			switch c.sep {
 			case 1:
 				d += " ✓"
@@ -377,9 +377,9 @@ func detailTable(vs []verdictRow) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", s, x, strings.Join(cells, " | "))
 	}
-	b.WriteString("| **overall** | " + num(m, vs[0].aggX) + " |")
+	b.WriteString("| **overall** | " + reproNum(m, vs[0].aggX) + " |")
 	for _, v := range vs {
-		fmt.Fprintf(&b, " %s | **%s** (%s) |", num(m, v.aggB), pct(v.change), v.verdict)
+		fmt.Fprintf(&b, " %s | **%s** (%s) |", reproNum(m, v.aggB), reproPct(v.change), v.verdict)
 	}
 	b.WriteString("\n\nΔ is the change of the claim's scheduler against that baseline; ✓ marks 95% CIs that separate in the claimed direction, ✗ against it.")
 	for _, v := range vs {
@@ -399,7 +399,7 @@ func detailTable(vs []verdictRow) string {
 		if !m.lowerBetter {
 			best, worst = hi, lo
 		}
-		fmt.Fprintf(&b, " Against %s, Δ is most favourable to the claim in %s (%s) and least in %s (%s).", v.baseline, best.scenario, pct(best.change), worst.scenario, pct(worst.change))
+		fmt.Fprintf(&b, " Against %s, Δ is most favourable to the claim in %s (%s) and least in %s (%s).", v.baseline, best.scenario, reproPct(best.change), worst.scenario, reproPct(worst.change))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -409,9 +409,9 @@ func shrinkTable(rows []shrinkRow) string {
 	var b strings.Builder
 	b.WriteString("| scenario run | library scenario | transfer | duration | shrink factor f | schedulers × seeds |\n|---|---|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		tr := fmtBytes(r.bytes)
+		tr := reproFmtBytes(r.bytes)
 		if r.origBytes > 0 && r.origBytes != r.bytes {
-			tr = fmtBytes(r.origBytes) + " → " + fmtBytes(r.bytes)
+			tr = reproFmtBytes(r.origBytes) + " → " + reproFmtBytes(r.bytes)
 		}
 		if r.timed {
 			tr += " (offered; timed)"

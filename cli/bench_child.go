@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -107,14 +107,14 @@ func runChild(self, file string, share []job, byIndex map[int]job, collect func(
 	for _, j := range share {
 		if !seen[j.Index] {
 			r := metrics.Result{Scheduler: j.Scheduler, Scenario: j.Scenario.Name, Seed: j.Seed,
-				Error: fmt.Sprintf("virtual-time child ended before this run finished: %v: %s", werr, lastLines(stderr.String(), 5))}
+				Error: fmt.Sprintf("virtual-time child ended before this run finished: %v: %s", werr, childLastLines(stderr.String(), 5))}
 			collect(j, r)
 		}
 	}
 	return nil
 }
 
-func lastLines(s string, n int) string {
+func childLastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], " | ")
 }
@@ -165,7 +165,7 @@ func runJob(j job) metrics.Result {
 	if j.Opportunistic {
 		name += orSuffix
 	}
-	if err := configureScheduler(&r, j); err != nil {
+	if err := configureBenchScheduler(&r, j); err != nil {
 		return metrics.Result{Scheduler: name, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
 	}
 	if j.Opportunistic {

@@ -1,9 +1,7 @@
-package main
+package cli
 
 import (
 	"testing"
-
-	_ "github.com/mpqsched/mpqsched/sched/all"
 )
 
 // -opportunistic off (or unset), on and both: the matrix has each scheduler

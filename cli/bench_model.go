@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -63,25 +63,25 @@ const (
 	timedEndSlack = 500 * time.Millisecond
 )
 
-// defaultModel is the EdAR model file used when -edar-model is not given.
-func defaultModel() string { return "testdata/edar.onnx" }
+// benchDefaultModel is the EdAR model file used when -edar-model is not given.
+func benchDefaultModel() string { return "testdata/edar.onnx" }
 
-// models caches the loaded policies of this process (one per model file).
-var models = policy.Cache{Options: policy.Options{Log: edarLog}}
+// benchModels caches the loaded policies of this process (one per model file).
+var benchModels = policy.Cache{Options: policy.Options{Log: benchLog}}
 
-// edarLog writes one EdAR line to stderr (a virtual-time child's stderr is
+// benchLog writes one EdAR line to stderr (a virtual-time child's stderr is
 // shown by the parent when the child fails).
-func edarLog(s string) { fmt.Fprintln(os.Stderr, "mpquic-bench:", s) }
+func benchLog(s string) { fmt.Fprintln(os.Stderr, "mpquic-bench:", s) }
 
-// configureScheduler sets up schedulers that need more than their registry
+// configureBenchScheduler sets up schedulers that need more than their registry
 // name (EdAR's model).
-func configureScheduler(r *bench.Run, j job) error {
+func configureBenchScheduler(r *bench.Run, j job) error {
 	if j.Scheduler != edar.Name && j.Scheduler != edar.NameOnline {
 		return nil
 	}
 	model := j.Model
 	if model == "" {
-		model = defaultModel()
+		model = benchDefaultModel()
 	}
 	model = policy.Resolve(model)
 	reward := edar.RewardWithBuffer(uint64(r.RecvWindow))
@@ -91,26 +91,26 @@ func configureScheduler(r *bench.Run, j job) error {
 	// The client only sends the request; the server is the data sender.
 	r.NewScheduler = func() sched.Scheduler { return &minrtt.Scheduler{} }
 	if j.Scheduler == edar.NameOnline {
-		return configureOnline(r, j, model, reward)
+		return configureEdarOnline(r, j, model, reward)
 	}
-	p, backend, first, err := models.Get(model)
+	p, backend, first, err := benchModels.Get(model)
 	if err != nil {
-		fallback(r, j, model, err, first)
+		edarFallback(r, j, model, err, first)
 		return nil
 	}
 	if first {
-		edarLog(fmt.Sprintf("edar: EdAR-p model %s on %s", model, backend))
+		benchLog(fmt.Sprintf("edar: EdAR-p model %s on %s", model, backend))
 	}
 	r.NewServerScheduler = func() sched.Scheduler {
-		return edar.New(edar.Config{Policy: p, Reward: reward, Log: edarLog})
+		return edar.New(edar.Config{Policy: p, Reward: reward, Log: benchLog})
 	}
 	return nil
 }
 
-// fallback makes r a minRTT run recorded as "<scheduler>-minrtt-fallback".
-func fallback(r *bench.Run, j job, model string, err error, first bool) {
+// edarFallback makes r a minRTT run recorded as "<scheduler>-minrtt-fallback".
+func edarFallback(r *bench.Run, j job, model string, err error, first bool) {
 	if first {
-		edarLog(fmt.Sprintf("edar: ERROR: cannot use model %s: %v; %s runs use minRTT instead and are recorded as %s-minrtt-fallback (train a model with `make train`)",
+		benchLog(fmt.Sprintf("edar: ERROR: cannot use model %s: %v; %s runs use minRTT instead and are recorded as %s-minrtt-fallback (train a model with `make train`)",
 			model, err, j.Scheduler, j.Scheduler))
 	}
 	r.Scheduler = j.Scheduler + "-minrtt-fallback"
@@ -118,9 +118,9 @@ func fallback(r *bench.Run, j job, model string, err error, first bool) {
 	r.NewServerScheduler = nil
 }
 
-// online is this process's EdAR-o state: one replay store, one live policy
+// edarOnline is this process's EdAR-o state: one replay store, one live policy
 // shared by every EdAR-o connection, one watcher.
-var online struct {
+var edarOnline struct {
 	once sync.Once
 	err  error
 
@@ -133,51 +133,51 @@ var online struct {
 	added   int
 }
 
-// setupOnline prepares the online directory and loads the live model.
-func setupOnline(model string) error {
-	online.once.Do(func() {
+// setupEdarOnline prepares the online directory and loads the live model.
+func setupEdarOnline(model string) error {
+	edarOnline.once.Do(func() {
 		dir := os.Getenv(EnvOnlineDir)
 		if dir == "" {
 			dir = filepath.Join("results", "edar-online")
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			online.err = err
+			edarOnline.err = err
 			return
 		}
 		live := filepath.Join(dir, "model.onnx")
 		if _, err := os.Stat(live); err != nil {
-			if online.err = copyFile(model, live); online.err != nil {
+			if edarOnline.err = copyFileAtomic(model, live); edarOnline.err != nil {
 				return
 			}
-			edarLog(fmt.Sprintf("edar: EdAR-o starts from %s, copied to %s", model, live))
+			benchLog(fmt.Sprintf("edar: EdAR-o starts from %s, copied to %s", model, live))
 		}
-		online.dir = dir
-		online.replay = edar.NewReplay(replayCapacity)
-		if online.err = os.MkdirAll(filepath.Join(dir, "replay"), 0o755); online.err != nil {
+		edarOnline.dir = dir
+		edarOnline.replay = edar.NewReplay(replayCapacity)
+		if edarOnline.err = os.MkdirAll(filepath.Join(dir, "replay"), 0o755); edarOnline.err != nil {
 			return
 		}
-		online.spool = filepath.Join(dir, "replay", fmt.Sprintf("replay-%d.edar", os.Getpid()))
-		online.watcher = &edar.Watcher{
+		edarOnline.spool = filepath.Join(dir, "replay", fmt.Sprintf("replay-%d.edar", os.Getpid()))
+		edarOnline.watcher = &edar.Watcher{
 			Path: live,
 			Load: func(path string) (edar.Policy, error) {
-				p, _, err := policy.Open(path, policy.Options{Log: edarLog})
+				p, _, err := policy.Open(path, policy.Options{Log: benchLog})
 				return p, err
 			},
-			Apply: online.live.Set,
-			Log:   edarLog,
+			Apply: edarOnline.live.Set,
+			Log:   benchLog,
 			Close: true,
 		}
-		if _, err := online.watcher.Check(); err != nil {
-			online.err = err
+		if _, err := edarOnline.watcher.Check(); err != nil {
+			edarOnline.err = err
 		}
 	})
-	return online.err
+	return edarOnline.err
 }
 
-// configureOnline makes r an EdAR-o run.
-func configureOnline(r *bench.Run, j job, model string, reward edar.RewardConfig) error {
-	if err := setupOnline(model); err != nil {
-		fallback(r, j, model, err, true)
+// configureEdarOnline makes r an EdAR-o run.
+func configureEdarOnline(r *bench.Run, j job, model string, reward edar.RewardConfig) error {
+	if err := setupEdarOnline(model); err != nil {
+		edarFallback(r, j, model, err, true)
 		return nil
 	}
 	eps := defaultEpsilon
@@ -198,12 +198,12 @@ func configureOnline(r *bench.Run, j job, model string, reward edar.RewardConfig
 	r.NewServerScheduler = func() sched.Scheduler {
 		l := edar.NewLocked(edar.New(edar.Config{
 			Name:    edar.NameOnline,
-			Policy:  &online.live,
+			Policy:  &edarOnline.live,
 			Epsilon: eps,
 			Rand:    rand.New(rand.NewPCG(uint64(j.Seed), 0xeda20)),
-			Sink:    onlineSink,
+			Sink:    edarOnlineSink,
 			Reward:  reward,
-			Log:     edarLog,
+			Log:     benchLog,
 		}))
 		srv.Store(l) // the server makes one per session; this run has one
 		return l
@@ -227,45 +227,45 @@ func configureOnline(r *bench.Run, j job, model string, reward edar.RewardConfig
 			first = now
 		}
 		if (timed == 0 && got >= want) || (timed > 0 && now.Sub(first) >= timed-timedEndSlack) {
-			endFlow(l)
+			endEdarFlow(l)
 		}
 	}
 	return nil
 }
 
-// onlineSink stores a transition, spools the store every spoolEvery
+// edarOnlineSink stores a transition, spools the store every spoolEvery
 // transitions for the trainer, and looks for a new model every checkEvery.
 // It runs on a scheduler's goroutine once per TI; in virtual time the file
 // work costs wall time only.
-func onlineSink(t edar.Transition) {
-	online.replay.Add(t)
-	online.mu.Lock()
-	defer online.mu.Unlock()
-	online.added++
-	if online.added%spoolEvery == 0 {
-		if _, err := online.replay.WriteFile(online.spool); err != nil {
-			edarLog(err.Error())
+func edarOnlineSink(t edar.Transition) {
+	edarOnline.replay.Add(t)
+	edarOnline.mu.Lock()
+	defer edarOnline.mu.Unlock()
+	edarOnline.added++
+	if edarOnline.added%spoolEvery == 0 {
+		if _, err := edarOnline.replay.WriteFile(edarOnline.spool); err != nil {
+			benchLog(err.Error())
 		}
 	}
-	if online.added%checkEvery == 0 {
-		_, _ = online.watcher.Check() // failures are logged and keep the current model
+	if edarOnline.added%checkEvery == 0 {
+		_, _ = edarOnline.watcher.Check() // failures are logged and keep the current model
 	}
 }
 
-// endFlow ends the server's EdAR flow (edar.Locked makes that safe from the
+// endEdarFlow ends the server's EdAR flow (edar.Locked makes that safe from the
 // client's reader goroutine) and spools the replay store.
-func endFlow(l *edar.Locked) {
+func endEdarFlow(l *edar.Locked) {
 	l.EndOfFlow()
 	// Spool at the end of every flow (Algorithm 2: the trajectory goes to
 	// the replay buffer when the flow completes).
-	online.mu.Lock()
-	if _, err := online.replay.WriteFile(online.spool); err != nil {
-		edarLog(err.Error())
+	edarOnline.mu.Lock()
+	if _, err := edarOnline.replay.WriteFile(edarOnline.spool); err != nil {
+		benchLog(err.Error())
 	}
-	online.mu.Unlock()
+	edarOnline.mu.Unlock()
 }
 
-func copyFile(src, dst string) error {
+func copyFileAtomic(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package cli
 
 // Comparing a claim's scheduler with its baselines and judging the claim.
 
@@ -39,8 +39,8 @@ type verdictRow struct {
 	verdict    string
 }
 
-// values returns each scheduler's metric values per scenario over OK runs.
-func values(rs []metrics.Result, m metric, timed map[string]bool) map[[2]string][]float64 {
+// claimValues returns each scheduler's metric values per scenario over OK runs.
+func claimValues(rs []metrics.Result, m metric, timed map[string]bool) map[[2]string][]float64 {
 	out := map[[2]string][]float64{}
 	for _, r := range rs {
 		if !okRun(r, timed) {
@@ -137,7 +137,7 @@ const verdictRule = `For each claim and baseline we take the scenarios listed wi
 
 For re-sent bytes a scenario where the baseline re-sends less than one segment (1200 B) per run on average is left out (there is nothing to reduce by a percentage); the claims table counts only the scenarios compared.`
 
-func pct(v float64) string {
+func reproPct(v float64) string {
 	if math.IsNaN(v) {
 		return "n/a"
 	}
@@ -145,7 +145,7 @@ func pct(v float64) string {
 	return strings.Replace(s, "-", "−", 1)
 }
 
-func num(m metric, v float64) string {
+func reproNum(m metric, v float64) string {
 	if math.IsNaN(v) {
 		return "n/a"
 	}
@@ -157,7 +157,7 @@ func numCI(m metric, s stats.Summary) string {
 		return "n/a"
 	}
 	if math.IsNaN(s.CI95) {
-		return num(m, s.Mean)
+		return reproNum(m, s.Mean)
 	}
-	return num(m, s.Mean) + " ± " + num(m, s.CI95)
+	return reproNum(m, s.Mean) + " ± " + reproNum(m, s.CI95)
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -9,15 +9,6 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/report"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 )
-
-// TestMain lets runVirtual re-execute the test binary as its virtual-time
-// child, as it re-executes mpquic-bench.
-func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		os.Exit(childMain())
-	}
-	os.Exit(m.Run())
-}
 
 // TestReproduceTiny runs the reproduce pipeline on one scenario, two
 // schedulers and a 64 KB download, and checks the report it writes.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // compare fetches target over HTTP on the multipath session, then over
 // plain single-path QUIC on each path alone. The results come multipath
 // first, then path 1, 2, …; a summary goes to stderr.
-func (c *client) compare(ctx context.Context, target string) []metrics.Result {
+func (c *clientCmd) compare(ctx context.Context, target string) []metrics.Result {
 	out := c.o.out
 	if out == "" || out == "-" {
 		out = "/dev/null"
@@ -52,7 +52,7 @@ func (c *client) compare(ctx context.Context, target string) []metrics.Result {
 
 // singlePath fetches target over HTTP on one plain QUIC connection bound to
 // the path item (address or interface; "" lets routing decide).
-func (c *client) singlePath(ctx context.Context, target string, num int, item string) metrics.Result {
+func (c *clientCmd) singlePath(ctx context.Context, target string, num int, item string) metrics.Result {
 	m := c.meta()
 	m.Scheduler = fmt.Sprintf("single-path-%d", num)
 	res := func(d mpfile.Download, fct time.Duration, err error) metrics.Result {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 // The experiment plan and the papers' claims, as data, and the papers' own tables.
 
@@ -27,7 +27,7 @@ func matchAny(globs ...string) func(string) bool {
 	}
 }
 
-func nan() float64 { return math.NaN() }
+func reproNaN() float64 { return math.NaN() }
 
 // Scheduler sets of the matrices.
 var (
@@ -147,7 +147,7 @@ func reproClaims() []claim {
 	everyday := matchAny("hetero-2path", "wifi-lte", "wifi-walk-dropout.short")
 	web := matchAny("hetero-2path.short", "wifi-lte.short", "fprs-size-sweep@bytes=200KB", "fprs-size-sweep@bytes=300KB", "fprs-size-sweep@bytes=1000KB")
 	dynamic := matchAny("wifi-walk-dropout.short", "llhd-comprehensive@*")
-	n := nan()
+	n := reproNaN()
 	return []claim{
 		{paper: "prs", id: "prs-ooo-fig22", own: true, source: "PRS-MPTCP §6.2 and abstract.",
 			text:  "PRS has 38%, 37%, 45% and 44% fewer out-of-order packets than BLEST, ECF, RR and the default scheduler (Fig. 22)",
@@ -236,7 +236,7 @@ func prsTable6(rs []metrics.Result, timed map[string]bool) string {
 		if n == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s (%s) | %.2f | %s | %.0f | %s | %.2f | %s |\n", p.sched, p.name, p.ooo, pct(relChange(13.1, p.ooo)), o, pct(relChange(ours, o)), p.rt, num(mRetrans, rt))
+		fmt.Fprintf(&b, "| %s (%s) | %.2f | %s | %.0f | %s | %.2f | %s |\n", p.sched, p.name, p.ooo, reproPct(relChange(13.1, p.ooo)), o, reproPct(relChange(ours, o)), p.rt, reproNum(mRetrans, rt))
 	}
 	return b.String()
 }
@@ -257,7 +257,7 @@ func llhdTable1(rs []metrics.Result, timed map[string]bool) string {
 		if n == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s (%s) | %.2f | %s | %s | %s |\n", p.sched, p.name, p.mbps, pct(relChange(p.mbps, 2.17)), num(mGoodput, g), pct(relChange(g, base)))
+		fmt.Fprintf(&b, "| %s (%s) | %.2f | %s | %s | %s |\n", p.sched, p.name, p.mbps, reproPct(relChange(p.mbps, 2.17)), reproNum(mGoodput, g), reproPct(relChange(g, base)))
 	}
 	return b.String()
 }
@@ -294,7 +294,7 @@ func fprsSizes(rs []metrics.Result, timed map[string]bool) string {
 		if strings.HasSuffix(fprs.Scenario, ".short") {
 			label += " (ours shortened to 32MB)"
 		}
-		fmt.Fprintf(&b, "| %s | %.3f | %s | %s, %s | %s |\n", label, p.sec, numCI(mFCT, fprs.FCT), best.Scheduler, numCI(mFCT, best.FCT), num(mFCT, fprs.FCTLowerBoundSec))
+		fmt.Fprintf(&b, "| %s | %.3f | %s | %s, %s | %s |\n", label, p.sec, numCI(mFCT, fprs.FCT), best.Scheduler, numCI(mFCT, best.FCT), reproNum(mFCT, fprs.FCTLowerBoundSec))
 	}
 	return b.String()
 }

@@ -1,17 +1,18 @@
-package main
+package cli
 
 // The reproduce command: runs the experiments of the PRS-MPTCP, LLHD and FPRS
 // papers (and fitting scenarios for BLEST, ECF and Peekaboo) from the
-// scenario library in virtual time, and writes docs/reproduction.md with the
+// scenario library in virtual time, and writes OUT/reproduction.md with the
 // papers' setups, our tables, plots, and a verdict on each claim computed
-// from our data. Each paper's results go to docs/reproduction/<paper>/
-// (results.jsonl, summary.csv, results.md, plots/, claims/, run.json).
+// from our data. Each paper's results go to OUT/reproduction/<paper>/
+// (results.jsonl, summary.csv, results.md, plots/, claims/, run.json). OUT is
+// -out: results/reproduce by default; `make reproduce` writes docs/.
 
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -108,23 +109,48 @@ type reproduceOpts struct {
 	seeds    int
 	parallel int
 	quiet    bool
+	log      io.Writer // progress lines (stderr); nil = none
 }
 
-func reproduceCmd(args []string) error {
-	fs := flag.NewFlagSet("reproduce", flag.ContinueOnError)
-	var o reproduceOpts
+// logw is where o's progress lines go.
+func (o reproduceOpts) logw() io.Writer {
+	if o.log == nil {
+		return io.Discard
+	}
+	return o.log
+}
+
+// defaultReproduceOut is reproduce's default -out. `make reproduce` passes
+// -out docs to refresh the committed report; a plain run must not overwrite it.
+var defaultReproduceOut = filepath.Join("results", "reproduce")
+
+const reproduceWhat = `Runs the experiments of the PRS-MPTCP, LLHD and FPRS papers (and fitting
+scenarios for BLEST, ECF and Peekaboo) in virtual time and writes
+OUT/reproduction.md with each claim's verdict, and OUT/reproduction/<paper>/.
+'make reproduce' writes the committed copy with -out docs.`
+
+func reproduceCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("reproduce", "reproduce [flags]", reproduceWhat, stdout)
+	o := reproduceOpts{log: stderr}
 	var papers string
-	fs.StringVar(&o.out, "out", "docs", "directory for "+reproDoc+" and "+reproDir+"/")
+	fs.StringVar(&o.out, "out", defaultReproduceOut, "directory for "+reproDoc+" and "+reproDir+"/")
 	fs.StringVar(&papers, "papers", "all", "comma-separated papers to run ("+strings.Join(planKeys(reproPlan()), ", ")+"); the others' earlier results are reused")
 	fs.BoolVar(&o.noRun, "no-run", false, "run nothing; rebuild the report from the results already in -out")
-	fs.IntVar(&o.seeds, "seeds", 5, "seeds per scheduler and scenario")
-	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "runs at once")
+	fs.IntVar(&o.seeds, "seeds", 5, fmt.Sprintf("seeds per scheduler and scenario, 1..%d", maxSeeds))
+	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), fmt.Sprintf("runs at once, 1..%d", maxParallel))
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines on stderr")
-	if err := fs.Parse(args); err != nil {
+	pos, err := fs.parse(args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	if len(pos) > 0 {
+		return usagef("reproduce: unexpected arguments %q", pos)
+	}
+	if o.seeds < 1 || o.seeds > maxSeeds {
+		return usagef("-seeds %d: want 1..%d", o.seeds, maxSeeds)
+	}
+	if o.parallel < 1 || o.parallel > maxParallel {
+		return usagef("-parallel %d: want 1..%d", o.parallel, maxParallel)
 	}
 	plan := reproPlan()
 	if papers != "all" {
@@ -132,7 +158,7 @@ func reproduceCmd(args []string) error {
 		for _, p := range strings.Split(papers, ",") {
 			p = strings.TrimSpace(p)
 			if !slices.Contains(planKeys(plan), p) {
-				return fmt.Errorf("-papers: unknown paper %q (have %s)", p, strings.Join(planKeys(plan), ", "))
+				return usagef("-papers: unknown paper %q (have %s)", p, strings.Join(planKeys(plan), ", "))
 			}
 			o.papers[p] = true
 		}
@@ -142,7 +168,7 @@ func reproduceCmd(args []string) error {
 		return err
 	}
 	if !o.quiet {
-		fmt.Fprintf(os.Stderr, "mpquic-bench: report %s\n", doc)
+		fmt.Fprintf(stderr, "mpquic-bench: report %s\n", doc)
 	}
 	return nil
 }
@@ -155,8 +181,8 @@ func planKeys(plan []paperPlan) []string {
 	return ks
 }
 
-// runLog is what run.json records about one paper's matrix.
-type runLog struct {
+// reproRunLogEntry is what run.json records about one paper's matrix.
+type reproRunLogEntry struct {
 	Finished string  `json:"finished"` // RFC 3339, UTC
 	WallSec  float64 `json:"wall_s"`   // wall-clock time of the runs, s
 	Runs     int     `json:"runs"`
@@ -196,7 +222,7 @@ func reproduce(o reproduceOpts, plan []paperPlan, claims []claim) (string, error
 	if _, err := writeReproduction(o.out, plan, claims, jobsOf); err != nil {
 		return "", err
 	}
-	lg := runLog{Finished: time.Now().UTC().Format(time.RFC3339), WallSec: time.Since(start).Seconds(), Seeds: o.seeds, Parallel: o.parallel, CPUs: runtime.NumCPU(), Go: runtime.Version()}
+	lg := reproRunLogEntry{Finished: time.Now().UTC().Format(time.RFC3339), WallSec: time.Since(start).Seconds(), Seeds: o.seeds, Parallel: o.parallel, CPUs: runtime.NumCPU(), Go: runtime.Version()}
 	b, _ := json.MarshalIndent(lg, "", "  ")
 	if err := os.WriteFile(filepath.Join(base, reproRunLog), append(b, '\n'), 0o644); err != nil {
 		return "", err
@@ -209,7 +235,7 @@ func paperJobs(p paperPlan, seeds int) ([]job, error) {
 	var all []job
 	for _, m := range p.matrices {
 		f := runFlags{schedulers: strings.Join(m.schedulers, ","), scenarios: m.scenarios, seeds: seeds, seed: 1,
-			maxBytes: m.maxBytes, maxDur: m.maxDur, model: defaultModel()}
+			maxBytes: m.maxBytes, maxDur: m.maxDur, model: benchDefaultModel()}
 		jobs, err := buildJobs(&f)
 		if err != nil {
 			return nil, err
@@ -238,9 +264,9 @@ func runPaper(dir string, jobs []job, o reproduceOpts) error {
 		return err
 	}
 	if !o.quiet {
-		fmt.Fprintf(os.Stderr, "mpquic-bench: %s: %d runs (virtual time, %d at once)\n", dir, len(jobs), o.parallel)
+		fmt.Fprintf(o.logw(), "mpquic-bench: %s: %d runs (virtual time, %d at once)\n", dir, len(jobs), o.parallel)
 	}
-	prog := newProgress(len(jobs), o.quiet)
+	prog := newBenchProgress(len(jobs), o.quiet, o.logw())
 	var mu sync.Mutex
 	var results []metrics.Result
 	start := time.Now()
@@ -254,15 +280,7 @@ func runPaper(dir string, jobs []job, o reproduceOpts) error {
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(results, func(a, b metrics.Result) int {
-		if c := strings.Compare(a.Scenario, b.Scenario); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Scheduler, b.Scheduler); c != 0 {
-			return c
-		}
-		return int(a.Seed - b.Seed)
-	})
+	sortResults(results)
 	var buf strings.Builder
 	enc := json.NewEncoder(&buf)
 	failed := 0
@@ -277,7 +295,7 @@ func runPaper(dir string, jobs []job, o reproduceOpts) error {
 	if err := os.WriteFile(filepath.Join(dir, report.ResultsFile), []byte(buf.String()), 0o644); err != nil {
 		return err
 	}
-	lg := runLog{Finished: time.Now().UTC().Format(time.RFC3339), WallSec: wall.Seconds(), Runs: len(results), Failed: failed,
+	lg := reproRunLogEntry{Finished: time.Now().UTC().Format(time.RFC3339), WallSec: wall.Seconds(), Runs: len(results), Failed: failed,
 		Seeds: o.seeds, Parallel: o.parallel, CPUs: runtime.NumCPU(), Go: runtime.Version()}
 	b, _ := json.MarshalIndent(lg, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, reproRunLog), append(b, '\n'), 0o644); err != nil {
@@ -287,7 +305,7 @@ func runPaper(dir string, jobs []job, o reproduceOpts) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	if !o.quiet {
-		fmt.Fprintf(os.Stderr, "mpquic-bench: %s: %d runs in %.1f s wall; %d failed\n", dir, len(results), wall.Seconds(), failed)
+		fmt.Fprintf(o.logw(), "mpquic-bench: %s: %d runs in %.1f s wall; %d failed\n", dir, len(results), wall.Seconds(), failed)
 	}
 	return nil
 }

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"errors"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/metrics"
+	"github.com/mpqsched/mpqsched/pkg/scenario"
+	"github.com/mpqsched/mpqsched/sched"
+)
+
+// job is one run of the matrix.
+type job struct {
+	Index     int               `json:"index"` // position in the fully expanded matrix, from 0
+	Scheduler string            `json:"scheduler"`
+	Scenario  scenario.Scenario `json:"scenario"` // resolved, expanded, possibly shortened
+	Seed      int64             `json:"seed"`
+	Model     string            `json:"model,omitempty"` // EdAR model file
+	// Opportunistic turns on the session's opportunistic reinjection; the
+	// result's scheduler name then gets the suffix orSuffix.
+	Opportunistic bool `json:"opportunistic,omitempty"`
+}
+
+// orSuffix marks, in results, the runs made with opportunistic reinjection.
+const orSuffix = "+or"
+
+// runFlags are the flags of the run command that shape the matrix and its
+// output.
+type runFlags struct {
+	schedulers string
+	scenarios  string
+	file       string
+	seeds      int // per scheduler and scenario; 0 = the scenario's own count, else 3
+	seed       int64
+	parallel   int
+	realtime   bool
+	format     string
+	out        string
+	maxBytes   int64
+	maxDur     time.Duration
+	noReport   bool
+	quiet      bool
+	model      string
+	or         string
+	shard      shard
+}
+
+// buildJobs expands the flags into the run matrix.
+func buildJobs(f *runFlags) ([]job, error) {
+	var names []string
+	if f.schedulers == "all" {
+		names = sched.Names()
+	} else {
+		for _, n := range strings.Split(f.schedulers, ",") {
+			n = strings.TrimSpace(n)
+			if _, err := sched.New(n); err != nil {
+				return nil, err
+			}
+			names = append(names, n)
+		}
+	}
+	var scns []scenario.Scenario
+	if f.file != "" {
+		s, err := scenario.Load(f.file)
+		if err != nil {
+			return nil, err
+		}
+		scns = append(scns, s)
+	} else {
+		lib := scenario.Library()
+		for _, pat := range strings.Split(f.scenarios, ",") {
+			pat = strings.TrimSpace(pat)
+			if pat == "all" {
+				pat = "*"
+			}
+			n := 0
+			for _, s := range lib {
+				if ok, _ := path.Match(pat, s.Name); ok {
+					scns = append(scns, s)
+					n++
+				}
+			}
+			if n == 0 {
+				if _, err := scenario.Get(pat); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	var jobs []job
+	for _, s := range scns {
+		variants, err := s.Expand()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range variants {
+			if f.maxBytes > 0 || f.maxDur > 0 {
+				mb, md := f.maxBytes, scenario.Duration(f.maxDur)
+				if mb == 0 {
+					mb = v.Bytes
+				}
+				if md == 0 {
+					md = v.Duration
+				}
+				v = scenario.Short(v, mb, md)
+			}
+			seeds := v.Seeds(f.seed)
+			if f.seeds > 0 {
+				seeds = seeds[:0]
+				for i := 0; i < f.seeds; i++ {
+					seeds = append(seeds, f.seed+int64(i))
+				}
+			} else if v.Repeat == 0 {
+				seeds = []int64{f.seed, f.seed + 1, f.seed + 2}
+			}
+			for _, seed := range seeds {
+				for _, n := range names {
+					for _, or := range []bool{false, true} {
+						if or != (f.or == "on") && f.or != "both" { // "" (other callers) is off
+							continue
+						}
+						jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Opportunistic: or})
+					}
+				}
+			}
+		}
+	}
+	if len(jobs) == 0 {
+		return nil, errors.New("no runs: no scenario matched")
+	}
+	return jobs, nil
+}
+
+// sortResults orders results as results.jsonl and the tables list them:
+// by scenario, then scheduler, then seed.
+func sortResults(rs []metrics.Result) {
+	slices.SortStableFunc(rs, func(a, b metrics.Result) int {
+		if c := strings.Compare(a.Scenario, b.Scenario); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Scheduler, b.Scheduler); c != 0 {
+			return c
+		}
+		switch {
+		case a.Seed < b.Seed:
+			return -1
+		case a.Seed > b.Seed:
+			return 1
+		}
+		return 0
+	})
+}

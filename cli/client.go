@@ -1,0 +1,399 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/certs"
+	"github.com/mpqsched/mpqsched/pkg/metrics"
+	"github.com/mpqsched/mpqsched/pkg/mpfile"
+	"github.com/mpqsched/mpqsched/pkg/session"
+	"github.com/mpqsched/mpqsched/sched"
+)
+
+// clientSynopsis is the start of mpquic-client's help.
+const clientSynopsis = `usage: mpquic-client -addr HOST:PORT -ca CERT.pem [flags] get NAME [-o OUT]
+       mpquic-client -addr HOST:PORT -ca CERT.pem [flags] http-get URLPATH [-o OUT]
+       mpquic-client -addr HOST:PORT -h3-addr HOST:PORT2 -ca CERT.pem [flags] compare URLPATH
+
+Downloads a file from mpquic-server over a multipath QUIC session, one path
+per local address or interface, checks its SHA-256 and prints one
+metrics.Result JSON line on stdout. get uses the FILE protocol of
+pkg/mpfile; http-get fetches http://mpquic/URLPATH with net/http over the
+session's streams (redirects followed; every answer is checked against its
+Repr-Digest); compare runs http-get over the multipath session and then
+over plain single-path QUIC on each path in turn (the server's -h3-addr),
+one JSON line per run (multipath first) and a summary on stderr.
+
+Flags may come before or after the command. -paths takes local IP
+addresses, IP:port or interface names (an interface stands for its first
+IPv4 address), comma-separated: one UDP socket is bound per path, the first
+carries the session's handshake, the others join while the download runs.
+Verification is never skipped: -ca pins the server's certificate (the
+server's -dev-cert DIR/cert.pem) or a CA, checked for -server-name.
+
+Exit status: 0 on success; 1 if the download failed, the server refused
+(its message is printed) or the data did not verify; 2 on bad flags (an
+unknown -scheduler lists the registered ones); 130 on SIGINT.`
+
+// exitInterrupted is the client's exit status after SIGINT or SIGTERM.
+const exitInterrupted = 130 // 128 + SIGINT
+
+// clientOptions are the client's flags.
+type clientOptions struct {
+	addr, h3Addr   string
+	ca, serverName string
+	paths, backup  string
+	scheduler      string
+	scenario       string
+	seed           int64
+	capacity       float64 // bits/s
+	out            string
+	qlog           string
+	connectTimeout time.Duration
+	timeout        time.Duration
+	quiet          bool
+	verbose        bool
+	recvWindow     int // bytes
+}
+
+// ClientMain is mpquic-client: it runs the command line of os.Args and
+// exits the process with the status described in the command's help (-h).
+func ClientMain() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := clientRun(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// clientUsage prints the help to w.
+func clientUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "%s\n\nFlags:\n", clientSynopsis)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// clientRun is ClientMain without the process: ctx ending is SIGINT.
+func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o clientOptions
+	fs := flag.NewFlagSet("mpquic-client", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.addr, "addr", "", "server's multipath UDP address, HOST:PORT")
+	fs.StringVar(&o.h3Addr, "h3-addr", "", "server's single-path baseline UDP address (compare)")
+	fs.StringVar(&o.ca, "ca", "", "PEM certificate (or CA) that the server's certificate must verify against")
+	fs.StringVar(&o.serverName, "server-name", "localhost", "name the server's certificate must carry")
+	fs.StringVar(&o.paths, "paths", "", "local IP addresses, IP:port or interface names, comma-separated, one path each (default: one path, routing decides)")
+	fs.StringVar(&o.backup, "backup", "", "path numbers (from 1) that are backup paths, comma-separated")
+	fs.StringVar(&o.scheduler, "scheduler", sched.DefaultName, "client-side scheduler (the server's decides the download's paths; the result records the server's)")
+	fs.StringVar(&o.scenario, "scenario", "", "scenario name recorded in the result")
+	fs.Int64Var(&o.seed, "seed", 0, "seed recorded in the result")
+	fs.Float64Var(&o.capacity, "capacity-bps", 0, "sum of the paths' bottleneck rates recorded in the result, bits/s")
+	fs.StringVar(&o.out, "o", "", "output file (default: the file's base name; /dev/null to discard)")
+	fs.StringVar(&o.qlog, "qlog", "", "write one qlog file per path connection into this directory")
+	fs.DurationVar(&o.connectTimeout, "connect-timeout", 10*time.Second, "give up if a path's handshake takes longer")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up if the whole download takes longer")
+	fs.IntVar(&o.recvWindow, "recv-window", 0, "session receive window (reorder buffer + unread data), bytes (0: session default, 4 MiB)")
+	fs.BoolVar(&o.quiet, "q", false, "no progress display")
+	fs.BoolVar(&o.verbose, "v", false, "log path events")
+	bad := func(err error) int {
+		fmt.Fprintln(stderr, "mpquic-client:", err)
+		fmt.Fprintln(stderr, "run mpquic-client -h for help")
+		return exitUsage
+	}
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) || err == nil && len(pos) == 1 && pos[0] == "help" {
+		clientUsage(stdout, fs)
+		return exitOK
+	}
+	if err != nil {
+		return bad(err)
+	}
+	if len(pos) != 2 {
+		return bad(fmt.Errorf("want a command and its target (get NAME, http-get URLPATH or compare URLPATH), got %q", pos))
+	}
+	cmd, target := pos[0], pos[1]
+	switch cmd {
+	case "get", "http-get", "compare":
+	default:
+		return bad(fmt.Errorf("unknown command %q (commands: get, http-get, compare, help)", cmd))
+	}
+	if _, err := sched.New(o.scheduler); err != nil {
+		return bad(err)
+	}
+	if o.addr == "" || o.ca == "" {
+		return bad(errors.New("-addr and -ca are required (the server's -dev-cert writes DIR/cert.pem)"))
+	}
+	if cmd == "compare" && o.h3Addr == "" {
+		return bad(errors.New("compare needs -h3-addr (the server's single-path baseline address)"))
+	}
+	if cmd != "compare" && o.h3Addr != "" {
+		return bad(fmt.Errorf("-h3-addr is only used by compare, not %s", cmd))
+	}
+	if o.connectTimeout <= 0 || o.timeout <= 0 {
+		return bad(fmt.Errorf("-connect-timeout %v and -timeout %v: want positive durations", o.connectTimeout, o.timeout))
+	}
+	if o.recvWindow < 0 {
+		return bad(fmt.Errorf("-recv-window %d: want 0 (default) or a positive number of bytes", o.recvWindow))
+	}
+	backup, err := parseBackup(o.backup)
+	if err != nil {
+		return bad(err)
+	}
+	for _, it := range strings.Split(o.paths, ",") {
+		if strings.TrimSpace(it) == "" {
+			continue
+		}
+		if _, err := mpfile.ResolvePath(it); err != nil {
+			return bad(fmt.Errorf("-paths: %w", err))
+		}
+	}
+	tlsConf, err := certs.ClientPinned(o.ca, o.serverName)
+	if err != nil {
+		return bad(fmt.Errorf("-ca: %w", err))
+	}
+	if o.out == "" {
+		o.out = path.Base(target)
+	}
+	if o.qlog != "" {
+		if err := os.MkdirAll(o.qlog, 0o755); err != nil {
+			fmt.Fprintln(stderr, "mpquic-client:", err)
+			return exitFail
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	logf := func(string, ...any) {}
+	if o.verbose {
+		logf = log.New(stderr, "mpquic-client: ", log.Lmicroseconds).Printf
+	}
+	c := &clientCmd{o: o, tls: tlsConf, backup: backup, stderr: stderr, logf: logf}
+	var results []metrics.Result
+	switch cmd {
+	case "get":
+		results = []metrics.Result{c.download(ctx, target, false)}
+	case "http-get":
+		results = []metrics.Result{c.download(ctx, target, true)}
+	case "compare":
+		results = c.compare(ctx, target)
+	}
+	status := exitOK
+	for i, r := range results {
+		b, _ := json.Marshal(r)
+		fmt.Fprintln(stdout, string(b))
+		if r.Error == "" {
+			continue
+		}
+		status = exitFail
+		switch {
+		case cmd != "compare":
+			fmt.Fprintf(stderr, "mpquic-client: %s\n", r.Error)
+		case i == 0:
+			fmt.Fprintf(stderr, "mpquic-client: multipath: %s\n", r.Error)
+		default:
+			fmt.Fprintf(stderr, "mpquic-client: single path %d: %s\n", i, r.Error)
+		}
+	}
+	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) && status != 0 {
+		return exitInterrupted
+	}
+	return status
+}
+
+// parseInterleaved parses flags anywhere among the positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// parseBackup turns "2,3" into backup flags indexed by path (0-based).
+func parseBackup(s string) ([]bool, error) {
+	var out []bool
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > sched.MaxPaths {
+			return nil, fmt.Errorf("-backup: %q is not a path number from 1 to %d", f, sched.MaxPaths)
+		}
+		if n == 1 {
+			return nil, errors.New("-backup: path 1 carries the session's handshake and cannot be a backup")
+		}
+		for len(out) < n {
+			out = append(out, false)
+		}
+		out[n-1] = true
+	}
+	return out, nil
+}
+
+// clientCmd is one run of the client.
+type clientCmd struct {
+	o      clientOptions
+	tls    *tls.Config
+	backup []bool
+	stderr io.Writer
+	logf   func(string, ...any)
+}
+
+func (c *clientCmd) meta() mpfile.Meta {
+	return mpfile.Meta{Scheduler: c.o.scheduler, Scenario: c.o.scenario, Seed: c.o.seed, CapacityBps: c.o.capacity}
+}
+
+// output opens the output file; finish removes it after a failure unless
+// it is not a regular file (/dev/null).
+func (c *clientCmd) output() (io.Writer, func(ok bool), error) {
+	f, err := os.Create(c.o.out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func(ok bool) {
+		f.Close()
+		if fi, err := os.Stat(c.o.out); !ok && err == nil && fi.Mode().IsRegular() {
+			os.Remove(c.o.out)
+		}
+	}, nil
+}
+
+func (c *clientCmd) progress(label string) func(got, size int64) {
+	if c.o.quiet {
+		return nil
+	}
+	var p *mpfile.Progress
+	if f, ok := c.stderr.(*os.File); ok {
+		p = mpfile.NewProgress(f, label)
+	} else {
+		p = &mpfile.Progress{W: c.stderr, Label: label}
+	}
+	return p.Update
+}
+
+// download fetches target over a new multipath session: with the FILE
+// protocol, or over HTTP if viaHTTP.
+func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) metrics.Result {
+	m := c.meta()
+	fail := func(err error) metrics.Result {
+		r := mpfile.NewResult(m, mpfile.Download{}, 0, session.Stats{}, nil, interrupted(ctx, err))
+		return r
+	}
+	remote, err := net.ResolveUDPAddr("udp", c.o.addr)
+	if err != nil {
+		return fail(err)
+	}
+	conns, err := mpfile.ListenPaths(c.o.paths, remote)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		for _, pc := range conns {
+			pc.Close()
+		}
+	}()
+	pcs := make([]net.PacketConn, len(conns))
+	for i, pc := range conns {
+		pcs[i] = pc
+	}
+	w, finish, err := c.output()
+	if err != nil {
+		return fail(err)
+	}
+	cfg := &session.Config{Scheduler: c.o.scheduler, QlogDir: c.o.qlog, Logf: c.logf, RecvWindow: c.o.recvWindow}
+	start := time.Now()
+	s, err := mpfile.Connect(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
+	if err != nil {
+		finish(false)
+		return fail(err)
+	}
+	defer s.CloseWithError(nil)
+	// Further paths join while the download starts on the first one.
+	joinCtx, stopJoin := context.WithCancel(ctx)
+	joined := make(chan int, 1)
+	var extraBackup []bool
+	if len(c.backup) > 1 {
+		extraBackup = c.backup[1:]
+	}
+	go func() {
+		joined <- mpfile.JoinPaths(joinCtx, s, pcs[1:], remote, extraBackup, c.o.connectTimeout, c.logf)
+	}()
+	defer func() { stopJoin(); <-joined }()
+	stopOnCancel := context.AfterFunc(ctx, func() { s.CloseWithError(context.Cause(ctx)) })
+	defer stopOnCancel()
+	var d mpfile.Download
+	label := "get " + target
+	if viaHTTP {
+		label = "http-get " + target
+		hc := &http.Client{Transport: mpfile.Transport(s)}
+		d, err = mpfile.HTTPGet(ctx, hc, "http://mpquic"+ensureSlash(target), w, c.progress(label))
+		if err == nil || errors.Is(err, mpfile.ErrMismatch) {
+			if ss, serr := mpfile.HTTPStats(ctx, hc, "http://mpquic"); serr == nil {
+				d.Server = ss
+			}
+		}
+		hc.CloseIdleConnections()
+	} else {
+		d, err = mpfile.Get(ctx, s, target, w, c.progress(label))
+	}
+	fct := time.Since(start)
+	if err != nil {
+		err = interrupted(ctx, err)
+	}
+	finish(err == nil)
+	st, series := s.Stats(), s.Series()
+	if cerr := s.Close(); cerr != nil && err == nil {
+		c.logf("close: %v", cerr)
+	}
+	r := mpfile.NewResult(m, d, fct, st, series, err)
+	if d.Server != nil && d.Server.Scheduler != "" {
+		if d.Server.Scheduler != c.o.scheduler {
+			fmt.Fprintf(c.stderr, "mpquic-client: note: the server schedules with %s (client -scheduler %s); the result records %s\n", d.Server.Scheduler, c.o.scheduler, d.Server.Scheduler)
+		}
+		r.Scheduler = d.Server.Scheduler
+	}
+	if !c.o.quiet && err == nil {
+		fmt.Fprintf(c.stderr, "%s: %d bytes in %.2f s, %.2f Mbit/s over %d paths, SHA-256 ok\n", label, d.Received, fct.Seconds(), r.GoodputBps/1e6, len(st.Paths))
+	}
+	return r
+}
+
+// interrupted replaces err by the signal or timeout that caused it.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return fmt.Errorf("timed out: %w", err)
+	}
+	return fmt.Errorf("interrupted: %w", err)
+}
+
+func ensureSlash(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return p
+	}
+	return "/" + p
+}

@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/mpfile"
+	"github.com/mpqsched/mpqsched/pkg/session"
+	"github.com/mpqsched/mpqsched/sched"
+)
+
+// serverSynopsis is the first line of mpquic-server's help.
+const serverSynopsis = `usage: mpquic-server -dir DIR [-addr :4433] [-scheduler minrtt [-edar-model FILE]]
+                     (-cert FILE -key FILE | -dev-cert DIR [-name HOST])
+                     [-h3-addr :4434] [-qlog DIR] [-v] [limits]
+
+Serves the files of DIR over multipath QUIC sessions: the FILE protocol of
+pkg/mpfile and HTTP/1.1 on the session's streams, to any number of
+concurrent sessions; with -h3-addr, also over plain single-path HTTP/3 (the
+baseline of mpquic-client compare). The server's scheduler decides the
+paths of every download. -dev-cert DIR makes a self-signed certificate for
+-name once, keeps it in DIR/cert.pem and DIR/key.pem (mode 0600) and reuses
+it on later starts while it is valid for -name, so the client's pinned
+-ca DIR/cert.pem stays good. SIGINT or SIGTERM stops accepting, closes
+every session and exits 0. Exit status 2: bad flags (an unknown -scheduler
+lists the registered ones); 1: any other failure.`
+
+// serverOptions are mpquic-server's flags.
+type serverOptions struct {
+	addr, dir, h3Addr, qlog string
+	scheduler, edarModel    string
+	certFile, keyFile       string
+	devCert, name           string
+	list, verbose           bool
+	opportunistic           bool
+	failureTimeout          time.Duration
+	segmentSize             int // bytes
+	limits                  serverLimits
+}
+
+// ServerMain is mpquic-server: it serves until SIGINT or SIGTERM and exits
+// the process with the status described in the command's help (-h).
+func ServerMain() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := serverRun(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// serverRun is ServerMain without the process: it serves until ctx ends
+// (a signal) and returns the exit status.
+func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o serverOptions
+	fs := flag.NewFlagSet("mpquic-server", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.addr, "addr", ":4433", "UDP address of the multipath listener")
+	fs.StringVar(&o.dir, "dir", ".", "directory whose files are served")
+	fs.StringVar(&o.scheduler, "scheduler", sched.DefaultName, "packet scheduler of every session (see -list)")
+	fs.StringVar(&o.edarModel, "edar-model", "", "EdAR model file for -scheduler edar (the repository ships testdata/edar.onnx)")
+	fs.BoolVar(&o.list, "list", false, "list the registered schedulers and exit")
+	fs.StringVar(&o.certFile, "cert", "", "TLS certificate chain, PEM")
+	fs.StringVar(&o.keyFile, "key", "", "TLS private key, PEM")
+	fs.StringVar(&o.devCert, "dev-cert", "", "use a self-signed certificate kept in DIR (cert.pem for the client's -ca, key.pem), made on the first start")
+	fs.StringVar(&o.name, "name", "localhost", "host name of the -dev-cert certificate (the client's -server-name)")
+	fs.StringVar(&o.h3Addr, "h3-addr", "", "also serve the files over plain single-path QUIC on this UDP address (baseline)")
+	fs.StringVar(&o.qlog, "qlog", "", "write one qlog file per path connection into this directory")
+	fs.BoolVar(&o.verbose, "v", false, "log every session and request")
+	fs.DurationVar(&o.failureTimeout, "failure-timeout", 0, "floor of the no-progress time that marks a path potentially failed (0: session default, 300ms)")
+	fs.BoolVar(&o.opportunistic, "opportunistic", false, "opportunistic reinjection: when a client's window blocks new data, send the segments holding it again on a faster path (Linux MPTCP's opportunistic retransmission; see docs/opportunistic.md)")
+	fs.IntVar(&o.segmentSize, "segment-size", 0, "segment payload, bytes (0: session default, 1200; larger segments span QUIC packets once the path MTU allows bigger packets)")
+	o.limits.register(fs)
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "%s\n\nFlags:\n", serverSynopsis)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	bad := func(err error) int {
+		fmt.Fprintln(stderr, "mpquic-server:", err)
+		fmt.Fprintln(stderr, "run mpquic-server -h for help")
+		return exitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout)
+			return exitOK
+		}
+		return bad(err)
+	}
+	if o.list {
+		for _, n := range sched.Names() {
+			fmt.Fprintln(stdout, n)
+		}
+		return exitOK
+	}
+	if fs.NArg() > 0 {
+		return bad(fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	if o.failureTimeout < 0 {
+		return bad(fmt.Errorf("-failure-timeout %v: want 0 (default) or a positive duration", o.failureTimeout))
+	}
+	if o.segmentSize < 0 {
+		return bad(fmt.Errorf("-segment-size %d: want 0 (default) or a positive number of bytes", o.segmentSize))
+	}
+	if err := o.limits.check(); err != nil {
+		return bad(err)
+	}
+	if fi, err := os.Stat(o.dir); err != nil || !fi.IsDir() {
+		return bad(fmt.Errorf("-dir %q is not a directory", o.dir))
+	}
+	logger := log.New(stderr, "mpquic-server: ", log.LstdFlags|log.Lmicroseconds)
+	cfg := &session.Config{Scheduler: o.scheduler, QlogDir: o.qlog, SegmentSize: o.segmentSize,
+		FailureTimeout: o.failureTimeout, OpportunisticReinjection: o.opportunistic}
+	if err := serverScheduler(cfg, o.scheduler, o.edarModel, func(s string) { logger.Print(s) }); err != nil {
+		return bad(err)
+	}
+	tlsConf, err := serverTLS(o.certFile, o.keyFile, o.devCert, o.name, logger.Printf)
+	if err != nil {
+		return bad(err)
+	}
+	if o.qlog != "" {
+		if err := os.MkdirAll(o.qlog, 0o755); err != nil {
+			logger.Print(err)
+			return exitFail
+		}
+	}
+	if o.verbose {
+		cfg.Logf = logger.Printf
+	}
+	srv := &mpfile.Server{Dir: o.dir}
+	if o.verbose {
+		srv.Logf = logger.Printf
+	}
+	o.limits.apply(srv, logger.Printf)
+	if err := serve(ctx, o, cfg, srv, tlsConf, logger); err != nil {
+		logger.Print(err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// serve runs srv on the multipath listener (and the baseline) until ctx
+// ends or serving fails.
+func serve(ctx context.Context, o serverOptions, cfg *session.Config, srv *mpfile.Server, tlsConf *tls.Config, logger *log.Logger) error {
+	ua, err := net.ResolveUDPAddr("udp", o.addr)
+	if err != nil {
+		return err
+	}
+	pc, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return err
+	}
+	defer pc.Close()
+	ln, err := session.Listen(pc, tlsConf, cfg)
+	if err != nil {
+		return err
+	}
+	if o.h3Addr != "" {
+		ha, err := net.ResolveUDPAddr("udp", o.h3Addr)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		hpc, err := net.ListenUDP("udp", ha)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer hpc.Close()
+		sp, err := mpfile.ServeSinglePath(hpc, tlsConf, srv.Handler())
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer sp.Close()
+		logger.Printf("single-path baseline (%s, ALPN %s) on %v", mpfile.SinglePathProto, mpfile.SinglePathALPN, sp.Addr())
+	}
+	logger.Printf("serving %s on %v (multipath QUIC, scheduler %s; FILE and HTTP on session streams)", o.dir, ln.Addr(), o.scheduler)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		logger.Printf("%v: closing %d sessions", context.Cause(ctx), srv.Sessions())
+		if err := srv.Close(); err != nil {
+			logger.Printf("close: %v", err)
+		}
+		<-errc
+		return nil
+	case err := <-errc:
+		srv.Close()
+		return err
+	}
+}
