@@ -142,18 +142,24 @@ func TestPathAddedMidTransfer(t *testing.T) {
 	})
 }
 
-// The redundant scheduler sends every segment on both paths, and the
-// application still receives each byte exactly once.
-func TestRedundantEverySegmentOnEveryPath(t *testing.T) {
+// The redundant scheduler (SendCopy of each path's oldest uncarried
+// segment): the fast path sends new data at its own pace, the slow path
+// copies unacknowledged segments at its own, and the application still
+// receives each byte exactly once.
+func TestRedundantCopiesDeliveredOnce(t *testing.T) {
 	const size = 8 << 20
 	res, det := transfer(t, bench.Run{Scheduler: "redundant", Paths: hetero(0), Bytes: size, Seed: 11})
 	p := det.Server.Paths
-	if len(p) != 2 || p[0].BytesSent != p[1].BytesSent {
-		t.Fatalf("per-path bytes %v: not every segment crossed both paths", res.PerPathBytes)
+	if len(p) != 2 {
+		t.Fatalf("per-path bytes %v, want 2 paths", res.PerPathBytes)
 	}
 	unique := det.Server.SentBytes - det.Server.RedundantBytes
-	if p[0].BytesSent != unique {
-		t.Errorf("path 0 sent %d bytes, the connection %d unique bytes", p[0].BytesSent, unique)
+	if p[0].BytesSent+p[1].BytesSent != det.Server.SentBytes {
+		t.Errorf("paths sent %d + %d bytes, the connection %d", p[0].BytesSent, p[1].BytesSent, det.Server.SentBytes)
+	}
+	// The 10 Mbit/s path copies about a third of what the pair sends.
+	if p[1].BytesSent < unique/5 || det.Server.RedundantBytes < unique/5 {
+		t.Errorf("slow path sent %d bytes, %d redundant, for %d unique: want copies at its own pace", p[1].BytesSent, det.Server.RedundantBytes, unique)
 	}
 	c := det.Client
 	if c.DeliveredBytes != unique {
@@ -162,8 +168,8 @@ func TestRedundantEverySegmentOnEveryPath(t *testing.T) {
 	if c.ReceivedBytes-c.DuplicateBytes != c.DeliveredBytes {
 		t.Errorf("received %d − duplicates %d ≠ delivered %d", c.ReceivedBytes, c.DuplicateBytes, c.DeliveredBytes)
 	}
-	if c.DuplicateBytes < unique*9/10 {
-		t.Errorf("only %d duplicate bytes for %d bytes sent twice", c.DuplicateBytes, unique)
+	if c.DuplicateBytes == 0 {
+		t.Errorf("no duplicate bytes received for %d redundant bytes sent", det.Server.RedundantBytes)
 	}
 }
 

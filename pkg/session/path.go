@@ -223,6 +223,10 @@ func (s *Session) datagramLoop(p *path) {
 	}
 }
 
+// wrapDatagram, if set (by tests, before any session starts), wraps every
+// path's sendDatagram.
+var wrapDatagram func(s *Session, send func([]byte) error) func([]byte) error
+
 // attach installs a path whose handshake is complete and starts its
 // goroutines. It fails if the session has no free slot.
 func (s *Session) attach(p *path) error {
@@ -246,8 +250,9 @@ func (s *Session) attach(p *path) error {
 	}
 	p.slot = slot
 	p.notify = make(chan struct{}, 1)
-	if p.sendDatagram == nil {
-		p.sendDatagram = p.conn.SendDatagram
+	p.sendDatagram = p.conn.SendDatagram
+	if wrapDatagram != nil {
+		p.sendDatagram = wrapDatagram(s, p.sendDatagram)
 	}
 	p.lastProgress = s.now()
 	s.slots[slot] = p

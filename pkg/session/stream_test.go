@@ -1,0 +1,214 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/emu"
+)
+
+// Item 5: "No way to abort a stream." RFC 9000 §3.2: RESET_STREAM carries an
+// application error code the receiving application observes; §3.5: "An
+// endpoint that receives a STOP_SENDING frame MUST send a RESET_STREAM
+// frame" and "SHOULD copy the error code".
+func TestCancelWriteAndReadCodes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, nil)
+		defer tb.close()
+
+		// CancelWrite: the peer reads what arrived, then the code.
+		w, _ := tb.cli.OpenStream()
+		w.Write([]byte("partial"))
+		time.Sleep(100 * time.Millisecond)
+		w.CancelWrite(42)
+		r := accept(t, tb.srv, time.Second)
+		_, err := io.ReadAll(r)
+		var se *StreamError
+		if !errors.As(err, &se) || se.ErrorCode != 42 || !se.Remote || !errors.Is(err, ErrStreamReset) {
+			t.Errorf("peer's Read after CancelWrite(42): %v", err)
+		}
+		if _, err := w.Write([]byte("more")); !errors.As(err, &se) || se.ErrorCode != 42 || se.Remote {
+			t.Errorf("Write after CancelWrite: %v, want the local cancel", err)
+		}
+
+		// CancelRead: the writer's blocked or next Write fails with the code.
+		w2, _ := tb.cli.OpenStream()
+		w2.Write([]byte("hello"))
+		r2 := accept(t, tb.srv, time.Second)
+		r2.CancelRead(7)
+		time.Sleep(100 * time.Millisecond)
+		_, err = w2.Write(make([]byte, 4<<20))
+		if !errors.As(err, &se) || se.ErrorCode != 7 || !se.Remote {
+			t.Errorf("Write after the peer's CancelRead(7): %v", err)
+		}
+		// Both ends are done with both streams once the other sides end.
+		r.Close()
+		r2.Close()
+		io.ReadAll(w)
+		io.ReadAll(w2)
+		time.Sleep(time.Second)
+		for name, s := range map[string]*Session{"client": tb.cli, "server": tb.srv} {
+			if err := s.Err(); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			s.mu.Lock()
+			if n := s.streams.Len(); n != 0 {
+				t.Errorf("%s keeps %d streams", name, n)
+			}
+			s.mu.Unlock()
+		}
+	})
+}
+
+// Item 6: "flushAckLocked calls quic-go's SendDatagram with s.mu held; it
+// blocks while 32 datagrams are queued, stalling every stream and the
+// scheduler." No datagram goes out with the session lock held.
+//
+// The hook behaves like a SendDatagram that blocks until another goroutine
+// could take the session lock: it records a send made with the lock held
+// (after 2 s of real time, so the test cannot hang).
+func TestNoDatagramUnderLock(t *testing.T) {
+	var calls, locked atomic.Int64
+	wrapDatagram = func(s *Session, send func([]byte) error) func([]byte) error {
+		return func(b []byte) error {
+			calls.Add(1)
+			free := make(chan struct{})
+			go func() { s.mu.Lock(); s.mu.Unlock(); close(free) }()
+			select {
+			case <-free:
+			case <-time.After(2 * time.Second):
+				locked.Add(1)
+			}
+			return send(b)
+		}
+	}
+	defer func() { wrapDatagram = nil }()
+	// Real time: synctest would not advance its clock past a goroutine
+	// blocked on a mutex.
+	a := emu.LinkConfig{RateBps: 100e6, Delay: time.Millisecond}
+	tb := newTestbedOn(t, 1, &Config{CloseTimeout: 5 * time.Second}, true, emu.PathSpec{Up: a, Down: a}, emu.PathSpec{Up: a, Down: a})
+	defer tb.close()
+	st, _ := tb.cli.OpenStream()
+	go func() { st.Write(make([]byte, 1<<20)); st.Close() }()
+	peer := accept(t, tb.srv, 10*time.Second)
+	readAll(t, peer, 20*time.Second)
+	peer.Close()
+	readAll(t, st, 20*time.Second)
+	tb.cli.Close() // sends the final Ack on every path
+	if calls.Load() == 0 || locked.Load() != 0 {
+		t.Errorf("%d of %d datagrams were sent with the session lock held", locked.Load(), calls.Load())
+	}
+}
+
+// Isolation: "with one stream never read, another stream still moves 10 MB
+// at ≥ 0.8 of the goodput it gets alone."
+func TestUnreadStreamIsolation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 10 MB transfers")
+	}
+	const size = 10 << 20
+	run := func(withHog bool) time.Duration {
+		var el time.Duration
+		synctest.Test(t, func(t *testing.T) {
+			a := emu.LinkConfig{RateBps: 20e6, Delay: 5 * time.Millisecond}
+			b := emu.LinkConfig{RateBps: 10e6, Delay: 15 * time.Millisecond}
+			tb := newTestbedOn(t, 1, nil, true, emu.PathSpec{Up: a, Down: a}, emu.PathSpec{Up: b, Down: b})
+			defer tb.close()
+			if withHog {
+				hog, _ := tb.srv.OpenStream()
+				go hog.Write(make([]byte, 2*DefaultRecvWindow)) // never read by the client
+				accept(t, tb.cli, 5*time.Second)
+				time.Sleep(time.Second)
+			}
+			st, _ := tb.srv.OpenStream()
+			data := bytes.Repeat([]byte("isolation"), size/9+1)[:size]
+			start := time.Now()
+			go func() { st.Write(data); st.Close() }()
+			got := readAll(t, accept(t, tb.cli, 5*time.Second), time.Minute)
+			el = time.Since(start)
+			if !bytes.Equal(got, data) {
+				t.Fatalf("read %d bytes, not the %d written", len(got), len(data))
+			}
+		})
+		return el
+	}
+	alone, hogged := run(false), run(true)
+	ratio := alone.Seconds() / hogged.Seconds()
+	t.Logf("10 MB alone in %v, beside an unread stream in %v: %.3f of the goodput", alone, hogged, ratio)
+	if ratio < 0.8 {
+		t.Errorf("beside an unread stream the transfer keeps %.3f of its goodput, want ≥ 0.8", ratio)
+	}
+}
+
+// 100,000 sequential request/response streams on one session (each: open,
+// write 1 KB, read a 1 KB reply, close): no error, and the heap after is
+// within 2 MiB of the heap after the first 1,000.
+func TestHundredThousandStreams(t *testing.T) {
+	n := 100_000
+	if testing.Short() {
+		n = 5_000
+	}
+	synctest.Test(t, func(t *testing.T) {
+		link := emu.LinkConfig{RateBps: 1e9, Delay: 100 * time.Microsecond}
+		tb := newTestbedOn(t, 1, nil, false, emu.PathSpec{Up: link, Down: link})
+		defer tb.close()
+		go func() {
+			buf := make([]byte, 1000)
+			for {
+				st, err := tb.srv.AcceptStream(context.Background())
+				if err != nil {
+					return
+				}
+				if _, err := io.ReadFull(st, buf); err != nil {
+					t.Errorf("server read: %v", err)
+					return
+				}
+				st.Write(buf)
+				st.Close()
+				io.Copy(io.Discard, st) // to the client's end
+			}
+		}()
+		req := bytes.Repeat([]byte("q"), 1000)
+		reply := make([]byte, 1001)
+		heap := func() uint64 {
+			synctest.Wait()
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			return ms.HeapAlloc
+		}
+		var base uint64
+		for i := range n {
+			if i == 1000 {
+				base = heap()
+			}
+			st, err := tb.cli.OpenStreamSync(context.Background())
+			if err != nil {
+				t.Fatalf("stream %d: %v", i, err)
+			}
+			st.Write(req)
+			st.Close()
+			k, err := io.ReadFull(st, reply)
+			if k != 1000 || err != io.ErrUnexpectedEOF {
+				t.Fatalf("stream %d: reply of %d bytes, %v", i, k, err)
+			}
+		}
+		after := heap()
+		t.Logf("heap after 1,000 streams %.2f MiB, after %d: %.2f MiB", float64(base)/(1<<20), n, float64(after)/(1<<20))
+		if after > base+2<<20 {
+			t.Errorf("heap grew from %d to %d bytes over %d streams", base, after, n)
+		}
+		for name, s := range map[string]*Session{"client": tb.cli, "server": tb.srv} {
+			if err := s.Err(); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+}
