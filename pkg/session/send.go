@@ -86,15 +86,27 @@ func (s *Session) unsentBytes() uint64 {
 	return n
 }
 
-// windowBlockedLocked reports whether the peer's connection window holds
-// back data that is ready to go.
-func (s *Session) windowBlockedLocked() bool {
+// connBlockedLocked reports whether the peer's connection window holds back
+// records that are ready to go.
+func (s *Session) connBlockedLocked() bool {
 	sn := &s.snd
 	if sn.pend.Len() > 0 {
 		return sn.pendOff >= sn.peerLimit
 	}
 	off := sn.pendOff + wire.MaxRecordHeaderLen + ctrlReserve
 	return (len(s.streams.ready) > 0 && off >= sn.peerLimit) || s.streams.ctlPending()
+}
+
+// dataBlockedLocked reports whether application data waits while nothing
+// can be framed: the peer's connection window or its stream windows hold it
+// back (both grow only as the peer's application reads, so both wait on the
+// segment that blocks in-order delivery). Call after fillLocked.
+func (s *Session) dataBlockedLocked() bool {
+	sn := &s.snd
+	if sn.pend.Len() > 0 {
+		return sn.pendOff >= sn.peerLimit
+	}
+	return s.streams.queued > 0 || s.streams.finsPending > 0
 }
 
 // cut makes the next segment from pend (whose records fillLocked framed
@@ -276,7 +288,7 @@ const maxOpportunistic = 16
 // goes at most once on each path. It returns the copies sent.
 func (s *Session) opportunisticLocked(now time.Time) int {
 	sn := &s.snd
-	if !s.windowBlockedLocked() || len(sn.retrans) > 0 {
+	if !s.dataBlockedLocked() || len(sn.retrans) > 0 {
 		return 0
 	}
 	var rtt [sched.MaxPaths]time.Duration // by slot; 0 = no path or no sample
@@ -638,7 +650,7 @@ const (
 // now) and when to check again.
 func (s *Session) ackProbeLocked(now time.Time) (*path, time.Time) {
 	sn := &s.snd
-	waiting := sn.inflightBytes > 0 || s.windowBlockedLocked()
+	waiting := sn.inflightBytes > 0 || s.connBlockedLocked()
 	if !waiting {
 		sn.probeAt, sn.probeBackoff = time.Time{}, 0
 		return nil, time.Time{}
