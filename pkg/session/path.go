@@ -183,44 +183,51 @@ func (s *Session) readLoop(p *path) {
 
 // datagramLoop receives Ack and Report frames on one path.
 func (s *Session) datagramLoop(p *path) {
-	var ack wire.Ack
-	var rep wire.Report
+	var d datagramDecoder
 	for {
 		b, err := p.conn.ReceiveDatagram(context.Background())
 		if err != nil {
 			return // the connection is gone; readLoop reports it
 		}
-		if len(b) == 0 {
-			s.fail(errors.Join(ErrProtocol, errors.New("empty datagram")))
-			return
-		}
-		switch b[0] {
-		case wire.TypeAck:
-			if err := wire.ParseAck(b, &ack); err != nil {
-				s.fail(errors.Join(ErrProtocol, err))
-				return
-			}
-			if err := s.ackReceived(&ack); err != nil {
-				s.fail(err)
-				return
-			}
-		case wire.TypeAckReq:
-			if len(b) != 1 {
-				s.fail(errors.Join(ErrProtocol, errors.New("ack request with a payload")))
-				return
-			}
-			s.ackRequested()
-		case wire.TypeReport:
-			if err := wire.ParseReport(b, &rep); err != nil {
-				s.fail(errors.Join(ErrProtocol, err))
-				return
-			}
-			s.reportReceived(&rep)
-		default:
-			s.fail(errors.Join(ErrProtocol, errors.New("unknown datagram type")))
+		if err := s.datagramReceived(&d, b); err != nil {
+			s.fail(err)
 			return
 		}
 	}
+}
+
+// datagramDecoder holds the frames a datagram loop decodes into.
+type datagramDecoder struct {
+	ack wire.Ack
+	rep wire.Report
+}
+
+// datagramReceived handles one datagram from the peer; an error is a
+// connection error.
+func (s *Session) datagramReceived(d *datagramDecoder, b []byte) error {
+	if len(b) == 0 {
+		return errors.Join(ErrProtocol, errors.New("empty datagram"))
+	}
+	switch b[0] {
+	case wire.TypeAck:
+		if err := wire.ParseAck(b, &d.ack); err != nil {
+			return errors.Join(ErrProtocol, err)
+		}
+		return s.ackReceived(&d.ack)
+	case wire.TypeAckReq:
+		if len(b) != 1 {
+			return errors.Join(ErrProtocol, errors.New("ack request with a payload"))
+		}
+		s.ackRequested()
+	case wire.TypeReport:
+		if err := wire.ParseReport(b, &d.rep); err != nil {
+			return errors.Join(ErrProtocol, err)
+		}
+		s.reportReceived(&d.rep)
+	default:
+		return errors.Join(ErrProtocol, errors.New("unknown datagram type"))
+	}
+	return nil
 }
 
 // wrapDatagram, if set (by tests, before any session starts), wraps every

@@ -11,23 +11,20 @@ import (
 
 // receiver is the connection-level receive state, guarded by Session.mu.
 type receiver struct {
-	window     uint64 // RecvWindow, bytes
-	maxReorder int    // cap on buffered out-of-order segments
+	window uint64 // RecvWindow, bytes
 
-	next     uint64            // next in-order sequence number
-	nextOff  uint64            // connection offset the next in-order segment must start at
-	reorder  map[uint64][]byte // out-of-order segments by sequence number, with their offsets in ooff
-	ooff     map[uint64]uint64
-	maxBuf   uint64 // highest sequence number in reorder (meaningful while it is not empty)
-	held     uint64 // bytes in reorder
-	buffered uint64 // bytes delivered to streams and not yet read
-	limit    uint64 // largest window limit advertised
+	next     uint64     // next in-order sequence number
+	nextOff  uint64     // connection offset the next in-order segment must start at
+	reorder  reorderBuf // out-of-order segments (at most the window's bytes)
+	buffered uint64     // bytes delivered to streams and not yet read
+	limit    uint64     // largest window limit advertised
 	parser   wire.RecordParser
 
-	unacked  int       // segments received since the last Ack
-	ackEvery int       // segments that make an Ack due at once
-	ackDue   time.Time // when an Ack must go out (zero: none pending)
-	advLimit uint64    // limit in the last Ack sent
+	unacked    int       // segments received since the last Ack
+	ackEvery   int       // segments that make an Ack due at once
+	ackDue     time.Time // when an Ack must go out (zero: none pending)
+	advLimit   uint64    // limit in the last Ack sent
+	lastReqAck time.Time // when the last Ack answering an AckReq was due
 
 	holStart  time.Time // when data started waiting for a missing segment
 	holTotal  time.Duration
@@ -52,9 +49,6 @@ func (r *receiver) init(cfg Config, now time.Time) {
 	// Ack every 1/8 of the window, between DefaultAckEvery and 4× that many
 	// segments: large windows need fewer acks, small ones prompt updates.
 	r.ackEvery = min(max(cfg.RecvWindow/(8*cfg.SegmentSize), DefaultAckEvery), 4*DefaultAckEvery)
-	r.maxReorder = 1 << 16
-	r.reorder = make(map[uint64][]byte)
-	r.ooff = make(map[uint64]uint64)
 	r.limit = InitialWindow
 	r.repStart = now
 	r.seriesStep = cfg.SeriesInterval
@@ -82,27 +76,23 @@ func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
 	n := uint64(len(seg.Payload))
 	p.recvBytes += n
 	s.stats.recvBytes += n
-	if seg.Offset+n > r.limit {
-		return fmt.Errorf("%w: segment %d ends at offset %d beyond the window limit %d", ErrProtocol, seg.Seq, seg.Offset+n, r.limit)
-	}
-	if seg.Seq < r.next || r.reorder[seg.Seq] != nil {
+	if seg.Seq < r.next || r.reorder.has(seg.Seq) {
 		s.stats.dupBytes += n
 		r.repDupBytes += n
 		s.noteAckLocked(now, false)
 		return nil
 	}
+	if seg.Offset+n > r.limit {
+		return fmt.Errorf("%w: segment %d ends at offset %d beyond the window limit %d", ErrProtocol, seg.Seq, seg.Offset+n, r.limit)
+	}
+	if err := r.reorder.fits(seg.Seq, seg.Offset, n, r.next, r.nextOff, r.limit); err != nil {
+		return err
+	}
 	if seg.Seq != r.next {
-		if seg.Offset < r.nextOff || seg.Seq-r.next > seg.Offset-r.nextOff {
-			return fmt.Errorf("%w: segment %d at offset %d is inconsistent with segment %d at offset %d", ErrProtocol, seg.Seq, seg.Offset, r.next, r.nextOff)
+		if err := r.reorder.insert(seg.Seq, seg.Offset, seg.Payload); err != nil {
+			return err
 		}
-		if len(r.reorder) >= r.maxReorder {
-			return fmt.Errorf("%w: more than %d out-of-order segments", ErrProtocol, r.maxReorder)
-		}
-		r.reorder[seg.Seq] = append(getSegBuf(len(seg.Payload)), seg.Payload...)
-		r.ooff[seg.Seq] = seg.Offset
-		r.maxBuf = max(r.maxBuf, seg.Seq)
-		r.held += n
-		r.sampleMaxRB = max(r.sampleMaxRB, r.held)
+		r.sampleMaxRB = max(r.sampleMaxRB, r.reorder.held)
 		s.stats.oooSegments++
 		r.repOOO++
 		if r.holStart.IsZero() {
@@ -114,29 +104,22 @@ func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
 	if seg.Offset != r.nextOff {
 		return fmt.Errorf("%w: segment %d at offset %d, want %d", ErrProtocol, seg.Seq, seg.Offset, r.nextOff)
 	}
-	s.sample(now, false) // close the series steps that ended before these bytes
 	if err := s.deliverLocked(seg.Payload); err != nil {
 		return err
 	}
-	for {
-		b, ok := r.reorder[r.next]
-		if !ok {
-			break
-		}
-		off := r.ooff[r.next]
-		delete(r.reorder, r.next)
-		delete(r.ooff, r.next)
-		r.held -= uint64(len(b))
-		if off != r.nextOff {
-			return fmt.Errorf("%w: segment %d at offset %d, want %d", ErrProtocol, r.next, off, r.nextOff)
-		}
-		err := s.deliverLocked(b)
-		putSegBuf(b)
-		if err != nil {
-			return err
+	if run, ok := r.reorder.popFront(r.next); ok {
+		for k, b := range run.bufs {
+			err := s.deliverLocked(b)
+			putSegBuf(b)
+			if err != nil {
+				for _, rest := range run.bufs[k+1:] {
+					putSegBuf(rest)
+				}
+				return err
+			}
 		}
 	}
-	if len(r.reorder) == 0 && !r.holStart.IsZero() {
+	if r.reorder.segs == 0 && !r.holStart.IsZero() {
 		d := now.Sub(r.holStart)
 		r.holTotal += d
 		r.repHoL += d
@@ -191,22 +174,7 @@ func (s *Session) buildAckLocked(buf []byte, a *wire.Ack) []byte {
 	r := &s.rcv
 	r.limit = r.currentLimit()
 	a.Cum, a.Limit = r.next, r.limit
-	a.Ranges = a.Ranges[:0]
-	if len(r.reorder) > 0 {
-		// SACK ranges from the lowest buffered segment up.
-		q := r.next + 1
-		for q <= r.maxBuf && len(a.Ranges) < wire.MaxAckRanges {
-			if r.reorder[q] == nil {
-				q++
-				continue
-			}
-			start := q
-			for r.reorder[q] != nil {
-				q++
-			}
-			a.Ranges = append(a.Ranges, wire.Range{Start: start, End: q})
-		}
-	}
+	a.Ranges = r.reorder.appendRanges(a.Ranges[:0])
 	r.unacked, r.ackDue, r.advLimit = 0, time.Time{}, r.limit
 	return wire.AppendAck(buf, a)
 }
@@ -330,7 +298,7 @@ func (s *Session) reportLocked(now time.Time, rep *wire.Report) *wire.Report {
 		IntervalMicros: uint64(max(0, now.Sub(r.repStart)).Microseconds()),
 		GoodputBytes:   r.repGoodput,
 		OutOfOrder:     r.repOOO,
-		ReorderBytes:   r.held,
+		ReorderBytes:   r.reorder.held,
 		HoLMicros:      uint64(hol.Microseconds()),
 		DuplicateBytes: r.repDupBytes,
 	}
@@ -365,11 +333,27 @@ func (s *Session) reportReceived(w *wire.Report) {
 }
 
 // ackRequested answers the peer's AckReq: its last Ack may have been lost.
+// At most one Ack per ackReqInterval answers AckReqs, however many come.
 func (s *Session) ackRequested() {
 	s.mu.Lock()
-	s.rcv.ackDue = s.now()
+	r := &s.rcv
+	r.ackReqDue(s.now())
 	s.mu.Unlock()
 	poke(s.ackWake)
+}
+
+// ackReqInterval is the least time between two Acks that answer AckReqs.
+const ackReqInterval = 5 * time.Millisecond
+
+// ackReqDue makes an Ack due for an AckReq received at now: at once, or
+// ackReqInterval after the last one it answered.
+// An Ack already due answers the request too.
+func (r *receiver) ackReqDue(now time.Time) {
+	if !r.ackDue.IsZero() {
+		return
+	}
+	r.ackDue = max2(now, r.lastReqAck.Add(ackReqInterval))
+	r.lastReqAck = r.ackDue
 }
 
 // segBufPool recycles the buffers of out-of-order segments (most segments,

@@ -103,7 +103,7 @@ func (s *Session) Stats() Stats {
 		DuplicateBytes:    s.stats.dupBytes,
 		OOOSegments:       s.stats.oooSegments,
 		HoLBlocked:        hol,
-		ReorderBytes:      r.held,
+		ReorderBytes:      r.reorder.held,
 		MaxReorderBytes:   s.stats.maxReorder,
 	}
 	for _, p := range s.allPaths {
@@ -160,7 +160,7 @@ func (s *Session) sample(now time.Time, final bool) {
 		t := r.nextSample
 		s.series = append(s.series, Sample{T: t.Sub(s.start), Delivered: r.delivered,
 			GoodputBps: float64(r.delivered-r.sampleBase) * 8 / r.seriesStep.Seconds(), ReorderBytes: r.sampleMaxRB})
-		r.sampleBase, r.sampleMaxRB = r.delivered, r.held
+		r.sampleBase, r.sampleMaxRB = r.delivered, r.reorder.held
 		if len(s.series) >= maxSeries {
 			s.series = compactSeries(s.series)
 			r.seriesStep *= 2

@@ -41,8 +41,9 @@ func (r *streamRecv) release() {
 }
 
 // streamReadLocked credits n bytes the application read from st, to the
-// connection window and the stream's, and queues a MAX_STREAM_DATA once half
-// the stream's window is used. As in quic-go's flow controller, the window
+// connection window and the stream's, and queues a MAX_STREAM_DATA once a
+// quarter of the stream's window was read (quic-go's window update
+// threshold). As in quic-go's flow controller, the window
 // doubles (up to Config.MaxStreamWindow) when the application read the
 // previous window faster than about two round trips: a stream that is read
 // keeps up with the path's bandwidth-delay product, one that is not read
@@ -51,7 +52,7 @@ func (s *Session) streamReadLocked(st *Stream, n uint64) {
 	r := &st.recv
 	r.read += n
 	s.windowReadLocked(n)
-	if r.fin || r.cancelled || r.limit-r.read > r.window/2 {
+	if r.fin || r.cancelled || r.limit-r.read > r.window-r.window/4 {
 		return
 	}
 	now := s.now()
