@@ -167,8 +167,11 @@ type Scheduler interface {
 }
 
 // Observer is implemented by schedulers that learn from what happened to the
-// segments they placed (Peekaboo, EdAR, BLEST's λ). All calls come from the
-// goroutine that calls Decide.
+// segments they placed (Peekaboo, EdAR, BLEST's λ). The transport serializes
+// these calls with each other and with Decide (the session makes them under
+// its lock), but they may come from other goroutines than the one calling
+// Decide: the session reports acknowledgements from the goroutine that reads
+// the peer's Acks and losses from the one that watches the paths.
 type Observer interface {
 	// SegmentAcked reports that segment seq, last sent on path at sentAt,
 	// was acknowledged at now; size is its payload in bytes.
@@ -180,7 +183,8 @@ type Observer interface {
 
 // ReceiverObserver is implemented by schedulers that take the receiver's
 // reports (EdAR's reward features), which travel back over the session's
-// control channel.
+// control channel. ReceiverReport is serialized with Decide as Observer's
+// calls are, from the goroutine that reads the peer's reports.
 type ReceiverObserver interface {
 	ReceiverReport(now time.Time, r ReceiverReport)
 }
@@ -190,7 +194,7 @@ type ReceiverObserver interface {
 type ReceiverReport struct {
 	Interval       time.Duration // length of the interval the report covers
 	GoodputBytes   uint64        // bytes delivered in order to the application in the interval
-	PathBytes      [8]uint64     // bytes received per path index (first 8 paths) in the interval
+	PathBytes      [8]uint64     // bytes received per path ID (IDs 0-7; a path's index in Decide's slice may differ) in the interval
 	OutOfOrder     uint64        // segments that arrived out of order in the interval
 	ReorderBytes   uint64        // bytes held in the reorder buffer at the end of the interval
 	HoLBlocked     time.Duration // time in the interval during which data waited for a missing segment

@@ -1,0 +1,86 @@
+package session
+
+import (
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// ackReceived processes a connection-level acknowledgement.
+func (s *Session) ackReceived(a *wire.Ack) error {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sn := &s.snd
+	if a.Cum > sn.nextSeq {
+		return fmt.Errorf("%w: ack for segment %d, only %d sent", ErrProtocol, a.Cum, sn.nextSeq)
+	}
+	if n := len(a.Ranges); n > 0 && a.Ranges[n-1].End > sn.nextSeq {
+		return fmt.Errorf("%w: sack beyond segment %d", ErrProtocol, sn.nextSeq)
+	}
+	for q := sn.base; q < a.Cum; q++ {
+		g := sn.segs[0]
+		if !g.sent {
+			return fmt.Errorf("%w: ack for unsent segment %d", ErrProtocol, q)
+		}
+		s.ackedLocked(g, now)
+		sn.segs[0] = nil
+		sn.segs = sn.segs[1:]
+		sn.base++
+	}
+	for _, r := range a.Ranges {
+		for q := max(r.Start, sn.base); q < r.End; q++ {
+			g := sn.get(q)
+			if !g.sent {
+				return fmt.Errorf("%w: sack for unsent segment %d", ErrProtocol, q)
+			}
+			s.ackedLocked(g, now)
+		}
+	}
+	if sn.lowestUnsent < sn.base {
+		sn.lowestUnsent = sn.base
+	}
+	if a.Limit > sn.peerLimit {
+		sn.peerLimit = a.Limit
+	}
+	sn.lastAck, sn.probeAt, sn.probeBackoff = now, time.Time{}, 0
+	if len(sn.segs) == 0 {
+		sn.segs = sn.segs[:0:0] // let the old backing array go
+	}
+	s.cond.Broadcast() // Session.Close waits for acknowledgements
+	poke(s.wake)
+	return nil
+}
+
+// ackedLocked marks g acknowledged and credits every path that carried it.
+func (s *Session) ackedLocked(g *segment, now time.Time) {
+	if g.acked {
+		return
+	}
+	g.acked = true
+	n := g.size
+	s.snd.inflightBytes -= n
+	s.snd.ackedBytes += n
+	for set := g.sentOn; set != 0; {
+		slot := bits.TrailingZeros64(set)
+		set &^= 1 << uint(slot)
+		p := s.slots[slot]
+		if p == nil {
+			continue
+		}
+		p.segsInFlight--
+		p.bytesAcked += n
+		p.lastProgress = now
+		p.tr.mu.Lock()
+		srtt := p.tr.srtt
+		p.tr.mu.Unlock()
+		p.rate.acked(now, n, max(srtt, 10*time.Millisecond))
+		if s.obs != nil {
+			s.obs.SegmentAcked(now, p.id, g.seq, n, g.sentAt)
+		}
+	}
+	putSegBuf(g.data) // the writer copies data under s.mu, so nothing else holds it
+	g.data = nil
+}

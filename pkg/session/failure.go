@@ -1,0 +1,75 @@
+package session
+
+import (
+	"time"
+)
+
+// checkPathsLocked marks paths that made no progress for several RTOs as
+// potentially failed and reinjects their data; a path that receives packets
+// again is live again. It returns when to check next.
+func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
+	for _, p := range s.slots {
+		if p == nil {
+			continue
+		}
+		p.tr.mu.Lock()
+		lastRecv, srtt, rttVar, pto, inflight := p.tr.lastRecv, p.tr.srtt, p.tr.rttVar, p.tr.ptoCount, p.tr.inflight
+		p.tr.mu.Unlock()
+		timeout := max(s.cfg.FailureTimeout, 3*(srtt+4*rttVar))
+		if p.failed {
+			if lastRecv.After(p.failedAt) && pto == 0 {
+				p.failed = false
+				p.lastProgress = now
+				s.cfg.Logf("session %x: path %d live again", s.id[:4], p.id)
+			}
+			continue
+		}
+		// Only a path that holds data it has not delivered can be failing:
+		// bytes in flight at the QUIC level, or queued for it. A path whose
+		// segments all reached the peer but await the connection-level Ack
+		// (a lost Ack datagram) is fine; the AckReq timer recovers the Ack.
+		if p.queuedBytes == 0 && (p.segsInFlight == 0 || inflight == 0) {
+			p.lastProgress = now
+			continue
+		}
+		progress := p.lastProgress
+		if lastRecv.After(progress) {
+			progress = lastRecv
+		}
+		if now.Sub(progress) >= timeout || pto >= 3 {
+			p.failed, p.failedAt = true, now
+			s.stats.pathFailures++
+			s.cfg.Logf("session %x: path %d potentially failed (no progress for %v, PTO count %d)", s.id[:4], p.id, now.Sub(progress), pto)
+			s.reinjectLocked(p, now)
+			continue
+		}
+		if t := progress.Add(timeout); next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return next
+}
+
+// reinjectLocked queues for retransmission every unacknowledged segment that
+// p carried and that no other live path carries.
+func (s *Session) reinjectLocked(p *path, now time.Time) {
+	bit := uint64(1) << uint(p.slot)
+	live := uint64(0)
+	for i, q := range s.slots {
+		if q != nil && q != p && !q.failed {
+			live |= 1 << uint(i)
+		}
+	}
+	for _, g := range s.snd.segs {
+		if g.acked || g.inRetrans || g.sentOn&bit == 0 || g.sentOn&live != 0 {
+			continue
+		}
+		g.inRetrans = true
+		s.snd.retrans = append(s.snd.retrans, g.seq)
+		s.stats.reinjected++
+		if s.obs != nil {
+			s.obs.SegmentLost(now, p.id, g.seq)
+		}
+	}
+	poke(s.wake)
+}

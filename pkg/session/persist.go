@@ -1,0 +1,54 @@
+package session
+
+import (
+	"time"
+)
+
+// Bounds of the interval between AckReqs.
+const (
+	minProbe = 50 * time.Millisecond
+	maxProbe = time.Second
+)
+
+// ackProbeLocked is the sender's persist timer. Acks travel as unreliable
+// datagrams, so the last one of a burst, or a window update, can be lost;
+// the receiver sends no other until new data arrives, which may never
+// happen. While the sender waits for acknowledgements or for window, and
+// none came for a while, it asks for an Ack (AckReq) on the best path, with
+// exponential backoff. It returns the path to send the request on (nil: none
+// now) and when to check again.
+func (s *Session) ackProbeLocked(now time.Time) (*path, time.Time) {
+	sn := &s.snd
+	waiting := sn.inflightBytes > 0 || s.connBlockedLocked()
+	if !waiting {
+		sn.probeAt, sn.probeBackoff = time.Time{}, 0
+		return nil, time.Time{}
+	}
+	if sn.probeAt.IsZero() {
+		var srtt time.Duration
+		for _, p := range s.slots {
+			if p != nil {
+				p.tr.mu.Lock()
+				srtt = max(srtt, p.tr.srtt)
+				p.tr.mu.Unlock()
+			}
+		}
+		sn.probeBackoff = max(minProbe, 2*srtt+s.cfg.AckDelay)
+		sn.probeAt = max2(sn.lastAck, now.Add(-sn.probeBackoff)).Add(sn.probeBackoff)
+	}
+	if now.Before(sn.probeAt) {
+		return nil, sn.probeAt
+	}
+	sn.probeBackoff = min(2*sn.probeBackoff, maxProbe)
+	sn.probeAt = now.Add(sn.probeBackoff)
+	s.stats.ackRequests++
+	return s.ackPathLocked(), sn.probeAt
+}
+
+// max2 is the later of two times.
+func max2(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,229 @@
+package session
+
+import (
+	"math/bits"
+	"time"
+
+	"github.com/mpqsched/mpqsched/sched"
+)
+
+// snapshot fills s.snd.snap with the scheduler's view of every usable path.
+func (s *Session) snapshotLocked() {
+	sn := &s.snd
+	sn.snap, sn.slots = sn.snap[:0], sn.slots[:0]
+	for i, p := range s.slots {
+		if p == nil {
+			continue
+		}
+		sn.snap = append(sn.snap, p.info(sn.segSize))
+		sn.slots = append(sn.slots, i)
+	}
+}
+
+func (s *Session) connInfoLocked(now time.Time) sched.ConnInfo {
+	sn := &s.snd
+	nextSeq := sn.lowestUnsent
+	for nextSeq < sn.nextSeq {
+		if g := sn.get(nextSeq); g != nil && !g.sent {
+			break
+		}
+		nextSeq++
+	}
+	var win uint64
+	if sn.peerLimit > sn.pendOff {
+		win = sn.peerLimit - sn.pendOff
+	}
+	return sched.ConnInfo{
+		Now:              now,
+		SendBufferBytes:  s.unsentBytes(),
+		PeerWindow:       win,
+		InFlightBytes:    sn.inflightBytes,
+		UnackedSegments:  uint64(len(sn.segs)),
+		RetransmitQueued: uint64(len(sn.retrans)),
+		NextSeq:          nextSeq,
+		SegmentSize:      sn.segSize,
+	}
+}
+
+// hasWorkLocked reports whether there is anything to send.
+func (s *Session) hasWorkLocked() bool {
+	sn := &s.snd
+	if len(sn.retrans) > 0 {
+		return true
+	}
+	s.fillLocked(int(sn.segSize))
+	if sn.pend.Len() > 0 && sn.pendOff < sn.peerLimit {
+		return true
+	}
+	for q := sn.lowestUnsent; q < sn.nextSeq; q++ {
+		if g := sn.get(q); g != nil && !g.sent {
+			return true
+		}
+	}
+	return false
+}
+
+// maxDecisions bounds one scheduling round so other goroutines get the lock.
+const maxDecisions = 512
+
+// scheduleLocked asks the scheduler for decisions until it waits or nothing
+// can be sent. It returns when to ask again if the scheduler said so.
+func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
+	sn := &s.snd
+	if s.npaths == 0 {
+		return
+	}
+	s.snapshotLocked()
+	for range maxDecisions {
+		if !s.hasWorkLocked() {
+			if s.cfg.OpportunisticReinjection {
+				s.opportunisticLocked(now)
+			}
+			return
+		}
+		ci := s.connInfoLocked(now)
+		d := s.sch.Decide(&ci, sn.snap)
+		if d.Action == sched.Wait {
+			return d.RetryAt
+		}
+		if s.applyLocked(d, now) == 0 {
+			return
+		}
+	}
+	poke(s.wake) // more to do: continue after others had the lock
+	return
+}
+
+// applyLocked carries out a decision and returns how many segments it queued.
+func (s *Session) applyLocked(d sched.Decision, now time.Time) int {
+	sn := &s.snd
+	n := 0
+	var shared *segment // the segment of a SendNext that marks several paths
+	set := d.Paths
+	for set != 0 {
+		i := bits.TrailingZeros64(uint64(set))
+		set &^= 1 << uint(i)
+		if i >= len(sn.snap) || !sn.snap[i].SendingAllowed() {
+			continue
+		}
+		slot := sn.slots[i]
+		var g *segment
+		switch d.Action {
+		case sched.SendNext:
+			if shared != nil && shared.sentOn&(1<<uint(slot)) == 0 && !shared.acked {
+				g = shared
+			} else {
+				g = s.nextFor(slot)
+				shared = g
+			}
+		case sched.SendSeq:
+			g = s.reserve(d.Seq)
+			if g == nil || g.sent {
+				g = s.nextFor(slot)
+			}
+		case sched.SendCopy:
+			if d.Seq == sched.OldestUncarried {
+				g = s.oldestUncarried(slot)
+			} else if c := sn.get(d.Seq); c != nil && !c.acked && c.sent && c.sentOn&(1<<uint(slot)) == 0 {
+				g = c
+			}
+			if g == nil {
+				g = s.nextFor(slot)
+			}
+		}
+		if g == nil {
+			continue
+		}
+		s.enqueueLocked(slot, i, g, now)
+		n++
+	}
+	return n
+}
+
+// nextFor picks the segment a SendNext gives to the path in slot: the oldest
+// queued retransmission this path has not carried, else the next unsent one.
+func (s *Session) nextFor(slot int) *segment {
+	sn := &s.snd
+	bit := uint64(1) << uint(slot)
+	var g *segment
+	for k := 0; k < len(sn.retrans); k++ {
+		c := sn.get(sn.retrans[k])
+		if c == nil || c.acked {
+			sn.retrans = append(sn.retrans[:k], sn.retrans[k+1:]...)
+			k--
+			continue
+		}
+		if c.sentOn&bit != 0 {
+			continue // this path already carries it; quic-go will deliver it
+		}
+		c.inRetrans = false
+		sn.retrans = append(sn.retrans[:k], sn.retrans[k+1:]...)
+		s.stats.retransSegments++
+		g = c
+		break
+	}
+	if g == nil {
+		g = s.nextUnsent()
+	}
+	return g
+}
+
+// reserve returns segment seq, cutting full segments up to it if the data
+// and the peer's window allow (FPRS's sequence reservation).
+func (s *Session) reserve(seq uint64) *segment {
+	sn := &s.snd
+	if seq < sn.nextSeq {
+		return sn.get(seq)
+	}
+	need := (seq - sn.nextSeq + 1) * sn.segSize
+	s.fillLocked(int(min(need, 1<<20)))
+	if uint64(sn.pend.Len()) < need || sn.pendOff+need > sn.peerLimit {
+		return nil
+	}
+	var g *segment
+	for sn.nextSeq <= seq {
+		g = sn.cut()
+	}
+	return g
+}
+
+// oldestUncarried is EdAR's redundant-buffer rule: the oldest sent,
+// unacknowledged segment the path has not carried yet.
+func (s *Session) oldestUncarried(slot int) *segment {
+	sn := &s.snd
+	bit := uint64(1) << uint(slot)
+	q := max(sn.copyCursor[slot], sn.base)
+	for ; q < sn.nextSeq; q++ {
+		g := sn.get(q)
+		if g.sent && !g.acked && g.sentOn&bit == 0 {
+			sn.copyCursor[slot] = q
+			return g
+		}
+	}
+	sn.copyCursor[slot] = q
+	return nil
+}
+
+// enqueueLocked hands g to the path in slot (snapshot index i).
+func (s *Session) enqueueLocked(slot, i int, g *segment, now time.Time) {
+	sn := &s.snd
+	p := s.slots[slot]
+	n := g.size
+	if !g.sent {
+		sn.inflightBytes += n
+		g.sent = true
+	} else {
+		s.stats.redundantBytes += n
+	}
+	g.sentOn |= 1 << uint(slot)
+	g.sentAt = now
+	p.queue = append(p.queue, g)
+	p.queuedBytes += n
+	p.bytesSent += n
+	p.segsInFlight++
+	s.stats.sentBytes += n
+	sn.snap[i].BytesQueued += n
+	sn.snap[i].BytesSent += n
+	sn.snap[i].SegmentsInFlight++
+	poke(p.notify)
+}
