@@ -214,7 +214,7 @@ func TestAddFlowCompetes(t *testing.T) {
 		if got := flow.from(fc.AddrPort()); len(got) == 0 {
 			t.Error("no cross packet arrived")
 		} else {
-			within(t, "first cross packet's one-way time (ms)", (got[0].at - got[0].sentAt).Seconds()*1e3, 8.8, 9.6)
+			within(t, "first cross packet's one-way time (ms)", (got[0].at-got[0].sentAt).Seconds()*1e3, 8.8, 9.6)
 		}
 	})
 }
