@@ -108,4 +108,3 @@ func (f *Flow) send(ctx context.Context, ln *quic.Listener) error {
 		}
 	}
 }
-
