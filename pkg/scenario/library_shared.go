@@ -100,10 +100,10 @@ func sharedScenarios() []Scenario {
 		Description: olia + ", responsiveness: OLIA is claimed to be \"as responsive and non-flappy as MPTCP with LIA\". " +
 			"Two disjoint 10 Mbit/s paths of 20 ms RTT (125 KB queues); a single-path quic-go download (bulk, 20 ms RTT) joins path 0 from 10 s to 20 s. " +
 			"A responsive session moves its traffic to path 1 soon after 10 s and back soon after 20 s (read the per-path goodput over time). Our rates and times. Timed, 30 s.",
-		Paper: "OLIA",
-		Tags:  []string{"fairness", "cross", "responsiveness"},
-		Paths: []PathSpec{sym("a", queued(link(10, 10, 0), 125_000)), sym("b", queued(link(10, 10, 0), 125_000))},
-		Cross: []CrossSource{{Name: "competitor", Kind: CrossBulk, Path: intp(0), Start: sec(10), Stop: sec(20)}},
+		Paper:    "OLIA",
+		Tags:     []string{"fairness", "cross", "responsiveness"},
+		Paths:    []PathSpec{sym("a", queued(link(10, 10, 0), 125_000)), sym("b", queued(link(10, 10, 0), 125_000))},
+		Cross:    []CrossSource{{Name: "competitor", Kind: CrossBulk, Path: intp(0), Start: sec(10), Stop: sec(20)}},
 		Duration: sec(30),
 		Timed:    true,
 		Repeat:   3,
