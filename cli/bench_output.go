@@ -3,11 +3,9 @@ package cli
 import (
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
@@ -19,7 +17,8 @@ func writeStdout(w io.Writer, format string, rs []metrics.Result) error {
 	case "json":
 		enc := json.NewEncoder(w)
 		for _, r := range rs {
-			r.GoodputSeries = nil // keep stdout to one readable line per run; results.jsonl has the series
+			// Keep stdout to one readable line per run; results.jsonl has the series.
+			r.GoodputSeries, r.SeriesTimes, r.CapacityTimes, r.CapacitySeries = nil, nil, nil, nil
 			if err := enc.Encode(r); err != nil {
 				return err
 			}
@@ -41,15 +40,7 @@ func writeStdout(w io.Writer, format string, rs []metrics.Result) error {
 		cw.Flush()
 		return cw.Error()
 	}
-	rows := report.Summarize(rs)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tscheduler\truns\tgoodput Mbit/s\t/capacity\tFCT s\tOOO segs\tHoL s\tredundancy\t")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%.2f ± %.2f\t%.3f\t%.2f ± %.2f\t%.0f\t%.2f\t%.3f\t\n",
-			r.Scenario, r.Scheduler, r.Runs-r.Failed, r.Runs, r.Goodput.Mean/1e6, r.Goodput.CI95/1e6, r.Goodput.Mean/max(r.CapacityBps, 1),
-			r.FCT.Mean, r.FCT.CI95, r.OOO.Mean, r.HoL.Mean, r.Redundancy.Mean)
-	}
-	return tw.Flush()
+	return report.WriteText(w, report.Summarize(rs)) // "± n/a" after one seed
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }

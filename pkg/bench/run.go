@@ -63,6 +63,11 @@ type Run struct {
 	// capacity over time, outage and handoff windows, path names and whether
 	// it is timed, so that reports need no scenario library.
 	Spec *scenario.Scenario
+	// Shared and Cross are the run's shared links and cross traffic (see
+	// cross.go); when both are nil they come from Spec's bottlenecks and
+	// cross_traffic.
+	Shared []emu.SharedLink
+	Cross  []CrossFlow
 }
 
 // Hooks let a caller act on a run in progress (tests, handoff scripts).
@@ -134,11 +139,16 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
-	topo, err := emu.NewTopology(r.Seed, r.Paths...)
+	topo, err := newTopology(r)
 	if err != nil {
 		return nil, err
 	}
 	defer topo.Close()
+	flows, err := startCross(topo, r) // before the session: competitors may already be running
+	if err != nil {
+		return nil, err
+	}
+	defer flows.stop()
 	pair, err := certs.SelfSigned("mpqsched.test")
 	if err != nil {
 		return nil, err
@@ -184,6 +194,7 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	go func() { joined <- join(joinCtx, cli, extra, remote, r.Backup) }()
 	n, ok, err := fetch(ctx, cli, r, start)
 	fct := time.Since(start)
+	flows.record(res, fct)
 	series := cli.Series()
 	stopJoins()
 	joinErr := <-joined

@@ -144,8 +144,8 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	case len(p) > maxPayload:
 		return 0, c.opError("write", errTooLong)
 	}
-	if d := c.net.route(c.addr, dst); d != nil {
-		d.send(p)
+	if r := c.net.route(c.addr, dst); r != nil {
+		r.hops[0].send(r, 0, p, nil)
 	}
 	return len(p), nil
 }

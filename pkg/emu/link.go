@@ -3,7 +3,6 @@ package emu
 import (
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/netip"
 	"sync"
 	"time"
@@ -108,12 +107,12 @@ func (c LinkConfig) queueCap() int {
 type LinkStats struct {
 	OfferedPkts    uint64 // packets written towards the link
 	OfferedBytes   uint64 // payload bytes written towards the link
-	DeliveredPkts  uint64 // packets handed to the receiving Conn
-	DeliveredBytes uint64 // payload bytes handed to the receiving Conn
+	DeliveredPkts  uint64 // packets handed to the receiving Conn, or to the next link of their route
+	DeliveredBytes uint64 // payload bytes handed to the receiving Conn, or to the next link of their route
 	DroppedQueue   uint64 // packets dropped because the queue was full
 	DroppedLoss    uint64 // packets lost by the Loss or GE model
 	DroppedOutage  uint64 // packets dropped by an outage window or a link set down
-	DroppedRecv    uint64 // packets dropped at the receiver: no Conn at the address, or its receive queue full
+	DroppedRecv    uint64 // packets dropped at the receiver (last link of a route only): no Conn at the address, or its receive queue full
 }
 
 // Link is a bidirectional emulated link between two addresses.
@@ -149,23 +148,26 @@ func (l *Link) Stats() (ab, ba LinkStats) {
 	return l.ab.snapshot(), l.ba.snapshot()
 }
 
-// entry is one packet between the queue and the receiver. All times are
-// offsets from the Network start.
+// entry is one packet between the queue and the receiver (or the next link
+// of its route). All times are offsets from the Network start.
 type entry struct {
 	departEnd time.Duration // when its last bit leaves the bottleneck
-	deliverAt time.Duration // when it reaches the receiver
+	deliverAt time.Duration // when it reaches the receiver or the next link
 	buf       *[]byte       // payload copy; nil if the packet is dropped on the way
+	rt        *hopRoute     // the packet's route; nil once dropped
+	hop       int32         // index of this dir in rt.hops
 	n         int32         // payload length, bytes
 	wire      int32         // bytes held in the queue: n + Overhead
 }
 
 // dir is one direction of a Link. One goroutine per dir delivers packets when
-// its timer fires; everything else runs on the sender's goroutine.
+// its timer fires; everything else runs on the sender's goroutine (or, for a
+// packet forwarded from the previous link of its route, on that link's
+// goroutine). Packets of every route through the dir share its queue.
 type dir struct {
 	net   *Network
-	dst   netip.AddrPort // receiving endpoint
-	from  *net.UDPAddr   // source address reported to the receiver (shared, read-only)
-	timer *time.Timer    // fires at the head packet's delivery time
+	timer *time.Timer // fires at the head packet's delivery time
+	fwd   []entry     // scratch for packets leaving towards their next link; used by run only
 
 	mu        sync.Mutex
 	cfg       LinkConfig
@@ -185,11 +187,9 @@ type dir struct {
 	stats     LinkStats
 }
 
-func newDir(n *Network, src, dst netip.AddrPort, cfg LinkConfig, seed, stream uint64) *dir {
+func newDir(n *Network, cfg LinkConfig, seed, stream uint64) *dir {
 	d := &dir{
 		net:   n,
-		dst:   dst,
-		from:  net.UDPAddrFromAddrPort(src),
 		timer: time.NewTimer(time.Hour),
 		ring:  make([]entry, 64),
 	}
@@ -262,22 +262,32 @@ func (d *dir) advance(now time.Duration) {
 	}
 }
 
-// send offers payload p to the link at the current time.
-func (d *dir) send(p []byte) {
+// send offers payload p, travelling on route rt whose hop-th link this is,
+// to the link at the current time. owned, if not nil, is a pooled buffer
+// holding p that the link takes over (a packet forwarded from the previous
+// link); otherwise p is copied if the packet is accepted.
+func (d *dir) send(rt *hopRoute, hop int, p []byte, owned *[]byte) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	drop := func() {
+		if owned != nil {
+			putBuf(owned)
+		}
+	}
 	now := d.net.now()
 	d.stats.OfferedPkts++
 	d.stats.OfferedBytes += uint64(len(p))
 	v := d.sched.values(now)
 	if d.down || d.inOutage(now, now) {
 		d.stats.DroppedOutage++
+		drop()
 		return
 	}
 	d.advance(now)
 	wire := len(p) + Overhead
 	if float64(d.queued+wire) > v[iQueue] {
 		d.stats.DroppedQueue++
+		drop()
 		return
 	}
 	var departEnd time.Duration
@@ -310,11 +320,16 @@ func (d *dir) send(p []byte) {
 	switch {
 	case d.loss.lost(v[iLoss]):
 		d.stats.DroppedLoss++
+		drop()
 	case d.inOutage(now, deliverAt):
 		d.stats.DroppedOutage++
+		drop()
 	default:
-		e.buf = getBuf(len(p))
-		copy(*e.buf, p)
+		if e.buf = owned; e.buf == nil {
+			e.buf = getBuf(len(p))
+			copy(*e.buf, p)
+		}
+		e.rt, e.hop = rt, int32(hop)
 		e.deliverAt, d.lastDeliv = deliverAt, deliverAt
 	}
 	d.queued += wire
@@ -358,23 +373,31 @@ func (d *dir) run() {
 	}
 }
 
-// deliver hands every packet due by now to the receiving Conn.
+// deliver hands every packet due by now to the receiving Conn, or to the
+// next link of its route. Packets are forwarded after d.mu is released, so
+// that no two links' locks are ever held together.
 func (d *dir) deliver() {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	now := d.net.now()
 	d.advance(now)
 	var dst *Conn
+	var dstAddr netip.AddrPort
 	for d.n > 0 && d.ring[d.head].deliverAt <= now {
 		e := d.pop()
 		d.departed-- // deliverAt >= departEnd, so advance counted it
 		if e.buf == nil {
 			continue
 		}
-		if dst == nil {
-			dst = d.net.conn(d.dst)
+		if int(e.hop)+1 < len(e.rt.hops) {
+			d.stats.DeliveredPkts++
+			d.stats.DeliveredBytes += uint64(e.n)
+			d.fwd = append(d.fwd, e)
+			continue
 		}
-		if dst != nil && dst.enqueue(e.buf, int(e.n), d.from) {
+		if dst == nil || dstAddr != e.rt.dst {
+			dst, dstAddr = d.net.conn(e.rt.dst), e.rt.dst
+		}
+		if dst != nil && dst.enqueue(e.buf, int(e.n), e.rt.from) {
 			d.stats.DeliveredPkts++
 			d.stats.DeliveredBytes += uint64(e.n)
 		} else {
@@ -385,6 +408,13 @@ func (d *dir) deliver() {
 	if d.n > 0 {
 		d.timer.Reset(d.ring[d.head].deliverAt - now)
 	}
+	d.mu.Unlock()
+	for i, e := range d.fwd {
+		next := int(e.hop) + 1
+		e.rt.hops[next].send(e.rt, next, (*e.buf)[:e.n], e.buf)
+		d.fwd[i] = entry{}
+	}
+	d.fwd = d.fwd[:0]
 }
 
 // bufPool holds payload buffers of bufSize bytes.

@@ -18,6 +18,7 @@ package emu
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"sync"
 	"time"
@@ -35,12 +36,20 @@ type Network struct {
 	mu     sync.RWMutex
 	closed bool
 	conns  map[netip.AddrPort]*Conn
-	routes map[route]*dir
+	routes map[route]*hopRoute
 	nlinks uint64
 }
 
 // route is a (source, destination) address pair.
 type route struct{ src, dst netip.AddrPort }
+
+// hopRoute is the way from one address to another: the link directions a
+// packet crosses, in order, and the source address its receiver sees.
+type hopRoute struct {
+	from *net.UDPAddr   // source address reported to the receiver (shared, read-only)
+	dst  netip.AddrPort // receiving endpoint
+	hops []*dir         // link directions in the order the packet crosses them; at least one
+}
 
 // ErrClosed is returned by the methods of a closed Network.
 var ErrClosed = errors.New("emu: network closed")
@@ -52,7 +61,7 @@ func New(seed int64) *Network {
 		seed:   uint64(seed),
 		done:   make(chan struct{}),
 		conns:  make(map[netip.AddrPort]*Conn),
-		routes: make(map[route]*dir),
+		routes: make(map[route]*hopRoute),
 	}
 }
 
@@ -98,47 +107,92 @@ func (n *Network) Listen(addr netip.AddrPort) (*Conn, error) {
 
 // Connect joins addresses a and b with a Link: packets from a to b follow
 // ab, packets from b to a follow ba. The endpoints need not exist yet.
-// Packets between addresses with no Link are silently dropped.
+// Packets between addresses with no Link are silently dropped. It is
+// NewLink followed by Route(a, b, link).
 func (n *Network) Connect(a, b netip.AddrPort, ab, ba LinkConfig) (*Link, error) {
+	l, err := n.NewLink(ab, ba)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Route(a, b, l); err != nil {
+		l.SetDown(true)
+		return nil, err
+	}
+	return l, nil
+}
+
+// NewLink creates a Link that no route uses yet; Route puts it on the way
+// between addresses. Its a side faces the client (the first address given
+// to Route), its b side the server. A link on several routes is shared: the
+// packets of all of them queue in one drop-tail queue per direction and
+// leave it in arrival order at the link's rate.
+func (n *Network) NewLink(ab, ba LinkConfig) (*Link, error) {
 	if err := ab.Validate(); err != nil {
 		return nil, fmt.Errorf("a→b: %w", err)
 	}
 	if err := ba.Validate(); err != nil {
 		return nil, fmt.Errorf("b→a: %w", err)
 	}
-	a = netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
-	b = netip.AddrPortFrom(b.Addr().Unmap(), b.Port())
-	if a == b {
-		return nil, fmt.Errorf("emu: Connect %v to itself", a)
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
 		return nil, ErrClosed
 	}
-	if n.routes[route{a, b}] != nil {
-		return nil, fmt.Errorf("emu: Connect: %v and %v are already linked", a, b)
-	}
 	i := n.nlinks
 	n.nlinks++
 	l := &Link{
-		ab: newDir(n, a, b, ab, n.seed, 2*i),
-		ba: newDir(n, b, a, ba, n.seed, 2*i+1),
+		ab: newDir(n, ab, n.seed, 2*i),
+		ba: newDir(n, ba, n.seed, 2*i+1),
 	}
-	n.routes[route{a, b}] = l.ab
-	n.routes[route{b, a}] = l.ba
 	n.wg.Add(2)
 	go l.ab.run()
 	go l.ba.run()
 	return l, nil
 }
 
-// route returns the link direction from src to dst, or nil.
-func (n *Network) route(src, dst netip.AddrPort) *dir {
+// Route sends the packets from a to b across links[0], links[1], ... in
+// that order (each in its a→b direction), and the packets from b to a back
+// across the same links in reverse order (each in its b→a direction). A
+// packet enters the next link when it would have reached the receiver of the
+// previous one: after its serialization, propagation delay and jitter there.
+// Each address pair has at most one route; the endpoints need not exist yet.
+func (n *Network) Route(a, b netip.AddrPort, links ...*Link) error {
+	a = netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+	b = netip.AddrPortFrom(b.Addr().Unmap(), b.Port())
+	switch {
+	case a == b:
+		return fmt.Errorf("emu: Route %v to itself", a)
+	case len(links) == 0:
+		return fmt.Errorf("emu: Route %v to %v: no links", a, b)
+	}
+	up := &hopRoute{from: net.UDPAddrFromAddrPort(a), dst: b}
+	down := &hopRoute{from: net.UDPAddrFromAddrPort(b), dst: a}
+	for i, l := range links {
+		if l == nil || l.ab.net != n {
+			return fmt.Errorf("emu: Route %v to %v: links[%d] is not a link of this Network", a, b, i)
+		}
+		up.hops = append(up.hops, l.ab)
+		down.hops = append(down.hops, links[len(links)-1-i].ba)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return ErrClosed
+	}
+	if n.routes[route{a, b}] != nil || n.routes[route{b, a}] != nil {
+		return fmt.Errorf("emu: Connect: %v and %v are already linked", a, b)
+	}
+	n.routes[route{a, b}] = up
+	n.routes[route{b, a}] = down
+	return nil
+}
+
+// route returns the way from src to dst, or nil.
+func (n *Network) route(src, dst netip.AddrPort) *hopRoute {
 	n.mu.RLock()
-	d := n.routes[route{src, dst}]
+	r := n.routes[route{src, dst}]
 	n.mu.RUnlock()
-	return d
+	return r
 }
 
 // conn returns the open endpoint at addr, or nil.

@@ -27,9 +27,12 @@ type Topology struct {
 	Server     *Conn          // the server endpoint, at ServerAddr
 	ServerAddr netip.AddrPort // ServerAddr
 	Clients    []*Conn        // client endpoint of path i, at ClientAddr(i)
-	Links      []*Link        // link of path i; a = client, b = server
+	Links      []*Link        // link of path i; a = client, b = server (in a shared topology, path i's access link)
+	Shared     []*Link        // the shared links of NewSharedTopology, in the order given; a = client side
+	PathLinks  [][]*Link      // the links path i crosses, client side first: Links[i], then its shared links
 
-	mu sync.Mutex // guards Clients and Links in AddPath
+	mu    sync.Mutex // guards Clients, Links, PathLinks and flows in AddPath and AddFlow
+	flows int        // flows added by AddFlow
 }
 
 // NewTopology builds a Network from seed with a server and one client
@@ -68,6 +71,7 @@ func (t *Topology) AddPath(p PathSpec) (*Conn, *Link, error) {
 	}
 	t.Clients = append(t.Clients, c)
 	t.Links = append(t.Links, l)
+	t.PathLinks = append(t.PathLinks, []*Link{l})
 	return c, l, nil
 }
 

@@ -36,4 +36,11 @@ type Result struct {
 	Handoffs         [][2]float64 `json:"handoffs_s,omitempty"`          // Down handoff windows [start, end) of any path, s since the start
 	PathNames        []string     `json:"path_names,omitempty"`          // the scenario's path names, in path order (as PerPathBytes)
 	Timed            bool         `json:"timed,omitempty"`               // a fixed-length run, judged by goodput rather than FCT
+
+	// Cross traffic: the single-path flows that competed with the session
+	// (scenario cross_traffic), in scenario order. Empty without any.
+	CrossNames       []string    `json:"cross_names,omitempty"`              // each flow's name ("" if the scenario gives none)
+	CrossGoodputBps  []float64   `json:"cross_goodput_bps,omitempty"`        // each flow's goodput over the session's run, from the start to the FCT, bits/s
+	CrossSeries      [][]float64 `json:"cross_goodput_series_bps,omitempty"` // each flow's goodput per interval, bits/s, at CrossSeriesTimes
+	CrossSeriesTimes []float64   `json:"cross_series_t_s,omitempty"`         // end of each cross-traffic interval, s since the start (intervals of SeriesStepSec or 100 ms)
 }

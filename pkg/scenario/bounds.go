@@ -24,6 +24,9 @@ const handoffRateFrac = 0.1
 // Call it on a resolved scenario: it uses the base values of Ranges-drawn
 // parameters.
 func (s Scenario) CapacityBps() float64 {
+	if s.shared() {
+		return s.sharedCapacityBps() // see shared.go
+	}
 	if s.Timed {
 		return s.bitsBetween(0, s.Duration.D()) / s.Duration.Seconds()
 	}
@@ -51,7 +54,7 @@ func (s Scenario) CapacityBps() float64 {
 // first packet. Past Duration every link keeps its last rate; the result is
 // the largest time.Duration if the bytes can never arrive.
 func (s Scenario) FCTLowerBound() time.Duration {
-	if len(s.Paths) == 0 {
+	if len(s.Paths) == 0 || s.shared() { // no bound for shared bottlenecks (shared.go)
 		return time.Duration(math.MaxInt64)
 	}
 	starts := s.sendStarts()
@@ -109,6 +112,9 @@ func (s Scenario) sendStarts() []float64 {
 // handoff's end) is two points at the same time; a trace-driven link counts
 // at its mean rate, as at CapacityBps.
 func (s Scenario) CapacityCurve() (t, bps []float64) {
+	if s.shared() { // flat at sharedCapacityBps (shared.go)
+		return []float64{0, s.Duration.Seconds()}, []float64{s.sharedCapacityBps(), s.sharedCapacityBps()}
+	}
 	const eps = 1e-9 // s: evaluate just either side of a breakpoint
 	add := func(x, y float64) {
 		if n := len(t); n > 0 && math.Abs(t[n-1]-x) < 2*eps && math.Abs(bps[n-1]-y) <= 1e-6*max(1, math.Abs(y)) {

@@ -22,6 +22,8 @@ func Library() []Scenario {
 	all = append(all, fprsScenarios()...)
 	all = append(all, edarScenarios()...)
 	all = append(all, everydayScenarios()...)
+	all = append(all, sharedScenarios()...)
+	all = append(all, commuterScenarios()...)
 	for i := range all {
 		all[i] = all[i].clone() // no slices shared between Up and Down
 	}

@@ -27,11 +27,16 @@ func Load(path string) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("%s: %w", path, err)
 	}
 	dir := filepath.Dir(path)
+	var links []*Link
 	for i := range s.Paths {
-		for _, l := range []*Link{&s.Paths[i].Up, &s.Paths[i].Down} {
-			if l.Trace != "" && !filepath.IsAbs(l.Trace) {
-				l.Trace = filepath.Join(dir, l.Trace)
-			}
+		links = append(links, &s.Paths[i].Up, &s.Paths[i].Down)
+	}
+	for i := range s.Bottlenecks {
+		links = append(links, &s.Bottlenecks[i].Up, &s.Bottlenecks[i].Down)
+	}
+	for _, l := range links {
+		if l.Trace != "" && !filepath.IsAbs(l.Trace) {
+			l.Trace = filepath.Join(dir, l.Trace)
 		}
 	}
 	return s, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +30,8 @@ func (s Scenario) clone() Scenario {
 // and seed give the same result, on every platform. Values are uniform within
 // each range; a path's drawn rate, delay and loss apply to both directions;
 // with Every > 0 they are redrawn as instant schedule steps; handoffs become
-// windows on both directions. Call Expand first for a scenario with a Sweep
+// windows on both directions, and so do the outage windows of an
+// OutageProcess (drawn from a stream of their own per path). Call Expand first for a scenario with a Sweep
 // (Resolve keeps the Sweep otherwise).
 func (s Scenario) Resolve(seed int64) (Scenario, error) {
 	if err := s.Validate(); err != nil {
@@ -100,11 +102,33 @@ func (s Scenario) Resolve(seed int64) (Scenario, error) {
 				p.Down.Handoffs = append(p.Down.Handoffs, w)
 			}
 		}
+		if op := pr.Outages; op != nil {
+			// A stream of its own, so that adding a process to one path
+			// leaves every other draw of the scenario as it was.
+			ws := op.draw(rand.New(rand.NewPCG(uint64(seed), h.Sum64()^uint64(i+1)*0x9e3779b97f4a7c15)), out.Duration)
+			p.Up.Outages = ws
+			p.Down.Outages = slices.Clone(ws)
+		}
 	}
 	if err := out.Validate(); err != nil {
 		return Scenario{}, err
 	}
 	return out, nil
+}
+
+// draw returns the outage windows of one run of length limit.
+func (o OutageProcess) draw(rng *rand.Rand, limit Duration) []Window {
+	var ws []Window
+	for t := o.Offset; ; {
+		start := (t + Duration(rng.ExpFloat64()*float64(o.MeanGap))).round(time.Millisecond)
+		n := Duration(uniform(rng, float64(o.MinLen), float64(o.MaxLen))).round(time.Millisecond)
+		w := Window{Start: start, End: min(start+max(n, Duration(time.Millisecond)), limit)}
+		if w.End <= w.Start {
+			return ws
+		}
+		ws = append(ws, w)
+		t = w.End
+	}
 }
 
 func uniform(rng *rand.Rand, lo, hi float64) float64 { return lo + (hi-lo)*rng.Float64() }

@@ -69,6 +69,13 @@ type Scenario struct {
 	Ranges *Ranges `json:"ranges,omitempty"`
 	// Sweep, if set, makes this scenario a family of variants; see Expand.
 	Sweep *Sweep `json:"sweep,omitempty"`
+	// Bottlenecks are links that several paths share on their way to the
+	// server, after their own links (see Bottleneck); empty when the paths
+	// are disjoint.
+	Bottlenecks []Bottleneck `json:"bottlenecks,omitempty"`
+	// Cross is the traffic that competes with the session (see
+	// CrossSource); empty for none.
+	Cross []CrossSource `json:"cross_traffic,omitempty"`
 }
 
 // PathSpec is one path: a link in each direction.
@@ -215,6 +222,9 @@ type PathRanges struct {
 	Every Duration `json:"every,omitempty"`
 	// Handoff, if set, draws handoff windows per seed.
 	Handoff *HandoffRange `json:"handoff,omitempty"`
+	// Outages, if set, draws outage windows per seed as a Poisson process
+	// (see OutageProcess); they apply to both directions.
+	Outages *OutageProcess `json:"outage_process,omitempty"`
 }
 
 // HandoffRange draws one handoff in each period of length Every, starting at a

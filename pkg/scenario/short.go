@@ -11,8 +11,10 @@ import "math"
 // where B is Bytes (or the largest size Ranges can draw, if larger). Bytes
 // and any bytes range or sweep sizes scale by f (at least 1 byte); Duration,
 // schedule step times and ramps, outage and handoff windows, handoff
-// degradation, and the periods and lengths in Ranges scale by f too, so each
-// event still happens at the same fraction of an ideal transfer. A
+// degradation, the periods and lengths in Ranges (outage processes
+// included), bottleneck links' timelines and cross-traffic start, stop and
+// mean on/off times scale by f too, so each event still happens at the same
+// fraction of an ideal transfer. A
 // non-positive limit is ignored. The name gets the suffix ".short" when
 // anything shrank.
 func Short(s Scenario, maxBytes int64, maxDuration Duration) Scenario {
@@ -55,6 +57,27 @@ func Short(s Scenario, maxBytes int64, maxDuration Duration) Scenario {
 			l.HandoffDegrade = sd(l.HandoffDegrade)
 		}
 	}
+	for k := range out.Bottlenecks {
+		for _, l := range []*Link{&out.Bottlenecks[k].Up, &out.Bottlenecks[k].Down} {
+			for j := range l.Schedule {
+				l.Schedule[j].At = sd(l.Schedule[j].At)
+				l.Schedule[j].Ramp = sd(l.Schedule[j].Ramp)
+			}
+			for _, ws := range [][]Window{l.Outages, l.Handoffs} {
+				for j := range ws {
+					ws[j].Start, ws[j].End = sd(ws[j].Start), sd(ws[j].End)
+				}
+			}
+			l.HandoffDegrade = sd(l.HandoffDegrade)
+		}
+	}
+	for k := range out.Cross {
+		x := &out.Cross[k]
+		x.Start, x.Stop = sd(x.Start), sd(x.Stop)
+		if x.MeanOn > 0 {
+			x.MeanOn, x.MeanOff = max(sd(x.MeanOn), 1), max(sd(x.MeanOff), 1)
+		}
+	}
 	if r := out.Ranges; r != nil {
 		if r.Bytes != nil {
 			r.Bytes.Min, r.Bytes.Max = sb(r.Bytes.Min), sb(r.Bytes.Max)
@@ -63,6 +86,9 @@ func Short(s Scenario, maxBytes int64, maxDuration Duration) Scenario {
 			r.Paths[i].Every = sd(r.Paths[i].Every)
 			if h := r.Paths[i].Handoff; h != nil {
 				h.Every, h.Offset, h.MinLen, h.MaxLen = sd(h.Every), sd(h.Offset), max(sd(h.MinLen), 1), max(sd(h.MaxLen), 1)
+			}
+			if o := r.Paths[i].Outages; o != nil {
+				o.MeanGap, o.Offset, o.MinLen, o.MaxLen = max(sd(o.MeanGap), 1), sd(o.Offset), max(sd(o.MinLen), 1), max(sd(o.MaxLen), 1)
 			}
 		}
 	}

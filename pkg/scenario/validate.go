@@ -62,7 +62,8 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.@=%-]+$`)
 // that rates are positive, probabilities lie in [0, 1], delays are not
 // negative, windows are sorted, disjoint and end by Duration, schedule steps
 // are sorted, do not overlap and end by Duration, that there are 1 to
-// MaxPaths paths, and that ranges and sweeps are well formed.
+// MaxPaths paths, that ranges and sweeps are well formed, and that
+// bottlenecks and cross traffic name existing paths and bottlenecks.
 func (s Scenario) Validate() error {
 	c := &checker{name: s.Name}
 	if !nameRE.MatchString(s.Name) {
@@ -104,6 +105,8 @@ func (s Scenario) Validate() error {
 	if s.Sweep != nil {
 		c.sweep("sweep", *s.Sweep, len(s.Paths))
 	}
+	c.bottlenecks(s)
+	c.cross(s)
 	return c.err
 }
 
@@ -232,6 +235,9 @@ func (c *checker) ranges(path string, r Ranges, s Scenario) {
 			if i < len(s.Paths) && (len(s.Paths[i].Up.Handoffs) > 0 || len(s.Paths[i].Down.Handoffs) > 0) {
 				c.fail(hp, "path %d already has handoff windows", i)
 			}
+		}
+		if o := pr.Outages; o != nil && i < len(s.Paths) {
+			c.outageProcess(pp+".outage_process", *o, s.Paths[i])
 		}
 	}
 }

@@ -3,8 +3,10 @@
 // for RTT and rate, then 20 MB downloads over kernel MPTCP (reno) and over
 // multipath QUIC (cmd/mpquic-server, cmd/mpquic-client) with the minRTT and
 // redundant schedulers, lossless and with 0.5% loss; a download that loses
-// path 2 midway (TestPathDown); and, on request, the comparison of every
-// scheduler with kernel MPTCP (TestCompare, see compare_test.go).
+// path 2 midway (TestPathDown); the link check failing specs whose delay
+// is missing, doubled or one-way (TestVerifyLoud); and, on request, the
+// comparison of every scheduler with kernel MPTCP (TestCompare, see
+// compare_test.go).
 //
 // Run it with (as root):
 //
