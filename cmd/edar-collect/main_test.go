@@ -46,9 +46,14 @@ func TestCollectOneFlow(t *testing.T) {
 			if i > 0 && tr.A != mode {
 				t.Fatalf("%s: transition %d has action %s", mode, i, tr.A)
 			}
-			if tr.S.N != 2 {
-				t.Fatalf("%s: %d subflows observed", mode, tr.S.N)
+			// The second path joins while the transfer runs (bench.Transfer's
+			// join policy), so the first transitions may see one subflow.
+			if tr.S.N < 1 || tr.S.N > 2 || i > 0 && tr.S.N < ts[i-1].S.N {
+				t.Fatalf("%s: transition %d observes %d subflows after %d", mode, i, tr.S.N, ts[max(i-1, 0)].S.N)
 			}
+		}
+		if last := ts[len(ts)-1].S.N; last != 2 {
+			t.Fatalf("%s: the last transition observes %d subflows, want 2", mode, last)
 		}
 		t.Logf("%s: %.1f MB, FCT %.1f s, %d transitions, %d without a report", mode, float64(rec.Bytes)/1e6, rec.FCTSeconds, len(ts), rec.NoReport)
 	}

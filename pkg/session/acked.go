@@ -42,9 +42,8 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 	if sn.lowestUnsent < sn.base {
 		sn.lowestUnsent = sn.base
 	}
-	if a.Limit > sn.peerLimit {
-		sn.peerLimit = a.Limit
-	}
+	sn.peerAnnounced = max(sn.peerAnnounced, a.Limit)
+	sn.raiseLimit()
 	sn.lastAck, sn.probeAt, sn.probeBackoff = now, time.Time{}, 0
 	if len(sn.segs) == 0 {
 		sn.segs = sn.segs[:0:0] // let the old backing array go
@@ -61,6 +60,7 @@ func (s *Session) ackedLocked(g *segment, now time.Time) {
 	}
 	g.acked = true
 	n := g.size
+	s.snd.progressAt = now
 	s.snd.inflightBytes -= n
 	s.snd.ackedBytes += n
 	for set := g.sentOn; set != 0; {

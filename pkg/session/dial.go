@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -22,30 +21,36 @@ import (
 	"github.com/mpqsched/mpqsched/sched"
 )
 
-// handshakeTimeout bounds a path's session handshake after QUIC's own: as
-// long as quic-go's default idle timeout, since a slow, lossy path in and
-// out of outages can back its PTO off past 10 s (edar-setting-v's 0.1-0.5
-// Mbit/s, 1-2% loss handoff path took longer than that for one seed in 5).
-const handshakeTimeout = 30 * time.Second
+// TLS exporter labels (RFC 5705): the join key, from the session's first
+// path, and the binding of a join to the connection that carries it.
+const (
+	exporterLabel = "EXPORTER-mpqsched-join"
+	bindingLabel  = "EXPORTER-mpqsched-join-binding"
+)
 
-// exporterLabel is the TLS exporter label of the join key (RFC 5705).
-const exporterLabel = "EXPORTER-mpqsched-join"
-
-// joinMAC is HMAC-SHA256(key, "mpqsched join" ‖ session ID ‖ nonce).
-func joinMAC(key []byte, id [wire.SessionIDLen]byte, nonce [wire.NonceLen]byte) [wire.MACLen]byte {
+// joinMAC is HMAC-SHA256(key, "mpqsched join" ‖ session ID ‖ nonce ‖
+// binding), where binding is the joining connection's own TLS exporter
+// value: a join replayed byte for byte on another connection fails.
+func joinMAC(key []byte, id [wire.SessionIDLen]byte, nonce [wire.NonceLen]byte, binding [32]byte) [wire.MACLen]byte {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("mpqsched join"))
 	m.Write(id[:])
 	m.Write(nonce[:])
+	m.Write(binding[:])
 	var out [wire.MACLen]byte
 	copy(out[:], m.Sum(nil))
 	return out
 }
 
-func exportJoinKey(c *quic.Conn) ([32]byte, error) {
+func exportJoinKey(c *quic.Conn) ([32]byte, error) { return exportTLS(c, exporterLabel) }
+
+// exportBinding is the value that binds a join to connection c.
+func exportBinding(c *quic.Conn) ([32]byte, error) { return exportTLS(c, bindingLabel) }
+
+func exportTLS(c *quic.Conn, label string) ([32]byte, error) {
 	var k [32]byte
 	st := c.ConnectionState().TLS
-	b, err := st.ExportKeyingMaterial(exporterLabel, nil, len(k))
+	b, err := st.ExportKeyingMaterial(label, nil, len(k))
 	if err != nil {
 		return k, fmt.Errorf("session: TLS exporter: %w", err)
 	}
@@ -126,7 +131,6 @@ func (s *Session) AddPath(ctx context.Context, pc net.PacketConn, remote net.Add
 	if _, err := rand.Read(j.Nonce[:]); err != nil {
 		return 0, err
 	}
-	j.MAC = joinMAC(s.joinKey[:], j.SessionID, j.Nonce)
 	p, err := s.dialPath(ctx, pc, remote, &j, opts)
 	if err != nil {
 		return 0, err
@@ -189,7 +193,7 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 		conn.CloseWithError(codeInternal, err.Error())
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.HandshakeTimeout)
 	defer cancel()
 	out, err := conn.OpenUniStream()
 	if err != nil {
@@ -199,6 +203,11 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 	var f any = wire.Hello{Params: s.streams.params()}
 	s.mu.Unlock()
 	if join != nil {
+		b, err := exportBinding(conn)
+		if err != nil {
+			return fail(err)
+		}
+		join.MAC = joinMAC(s.joinKey[:], join.SessionID, join.Nonce, b)
 		f = join
 	}
 	if _, err := out.Write(wire.AppendHandshake(nil, f)); err != nil {
@@ -209,6 +218,9 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 		var ae *quic.ApplicationError
 		if errors.As(err, &ae) && ae.ErrorCode == codeJoinRejected {
 			return fail(ErrJoinRejected)
+		}
+		if errors.As(err, &ae) && ae.ErrorCode == codeRefused {
+			return fail(fmt.Errorf("%w: %s", ErrRefused, ae.ErrorMessage))
 		}
 		return fail(fmt.Errorf("session: handshake: %w", err))
 	}
@@ -246,221 +258,6 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 		return fail(fmt.Errorf("%w: Accept for another session", ErrProtocol))
 	}
 	return &path{id: sched.PathID(acc.PathID), conn: conn, out: out, in: r, tr: t, backup: opts.Backup}, nil
-}
-
-// Listener accepts sessions on one UDP endpoint.
-type Listener struct {
-	cfg      Config
-	tlsConf  *tls.Config
-	tr       *quic.Transport
-	ln       *quic.Listener
-	acceptQ  chan *Session
-	done     chan struct{}
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	sessions map[[wire.SessionIDLen]byte]*Session
-	rejected int // joins refused
-}
-
-// Listen accepts sessions on pc, which the Listener owns from then on.
-func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, error) {
-	c, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if c.NewScheduler == nil { // check the name now; a factory is only called per session
-		if _, err := c.newScheduler(); err != nil {
-			return nil, err
-		}
-	}
-	l := &Listener{
-		cfg:      c,
-		tlsConf:  withALPN(tlsConf),
-		acceptQ:  make(chan *Session, 64),
-		done:     make(chan struct{}),
-		sessions: make(map[[wire.SessionIDLen]byte]*Session),
-	}
-	l.tr = &quic.Transport{
-		Conn: pc,
-		ConnContext: func(ctx context.Context, _ *quic.ClientInfo) (context.Context, error) {
-			return context.WithValue(ctx, tracerKey{}, &tracer{}), nil
-		},
-	}
-	q := c.quicConfig()
-	q.Tracer = tracerFor(qlogOpener(c.QlogDir, c.Logf))
-	if l.ln, err = l.tr.Listen(l.tlsConf, q); err != nil {
-		closeTransport(l.tr)
-		return nil, err
-	}
-	l.wg.Add(1)
-	go func() { defer l.wg.Done(); l.acceptLoop() }()
-	return l, nil
-}
-
-// Addr is the listening address.
-func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
-
-// Accept waits for a new session.
-func (l *Listener) Accept(ctx context.Context) (*Session, error) {
-	select {
-	case s := <-l.acceptQ:
-		return s, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-l.done:
-		return nil, ErrClosed
-	}
-}
-
-// RejectedJoins counts the joins the listener refused.
-func (l *Listener) RejectedJoins() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.rejected
-}
-
-// Close stops accepting, aborts every session it accepted and waits for
-// their goroutines.
-func (l *Listener) Close() error {
-	l.mu.Lock()
-	select {
-	case <-l.done:
-		l.mu.Unlock()
-		return nil
-	default:
-	}
-	close(l.done)
-	var ss []*Session
-	for _, s := range l.sessions {
-		ss = append(ss, s)
-	}
-	l.mu.Unlock()
-	l.ln.Close()
-	for _, s := range ss {
-		s.CloseWithError(ErrClosed)
-	}
-	err := closeTransport(l.tr)
-	l.wg.Wait()
-	return err
-}
-
-func (l *Listener) acceptLoop() {
-	for {
-		conn, err := l.ln.Accept(context.Background())
-		if err != nil {
-			return
-		}
-		l.wg.Add(1)
-		go func() { defer l.wg.Done(); l.handshake(conn) }()
-	}
-}
-
-// handshake runs the server side of a path's session handshake.
-func (l *Listener) handshake(conn *quic.Conn) {
-	ctx, cancel := context.WithTimeout(conn.Context(), handshakeTimeout)
-	defer cancel()
-	in, err := conn.AcceptUniStream(ctx)
-	if err != nil {
-		conn.CloseWithError(codeProtocol, "no session handshake")
-		return
-	}
-	r := bufio.NewReaderSize(in, 64<<10)
-	stop := context.AfterFunc(ctx, func() { in.CancelRead(0) })
-	f, err := wire.ReadHandshake(r)
-	stop()
-	if err != nil {
-		conn.CloseWithError(codeProtocol, "bad session handshake")
-		return
-	}
-	t, _ := conn.Context().Value(tracerKey{}).(*tracer)
-	if t == nil {
-		t = &tracer{}
-	}
-	var s *Session
-	switch f := f.(type) {
-	case wire.Hello:
-		if s, err = newSession(l.cfg, false, l.tlsConf); err != nil {
-			conn.CloseWithError(codeInternal, err.Error())
-			return
-		}
-		s.streams.peerParams(f.Params)
-		if _, err := rand.Read(s.id[:]); err != nil {
-			conn.CloseWithError(codeInternal, err.Error())
-			return
-		}
-		if s.joinKey, err = exportJoinKey(conn); err != nil {
-			conn.CloseWithError(codeInternal, err.Error())
-			return
-		}
-		// Register before the Accept goes out: the client dials its joins
-		// as soon as it reads the Accept, and a join that overtook the
-		// registration would be rejected as unknown.
-		l.mu.Lock()
-		l.sessions[s.id] = s
-		l.mu.Unlock()
-	case *wire.Join:
-		l.mu.Lock()
-		s = l.sessions[f.SessionID]
-		ok := s != nil && hmac.Equal(f.MAC[:], func() []byte { m := joinMAC(s.joinKey[:], f.SessionID, f.Nonce); return m[:] }())
-		if !ok {
-			l.rejected++
-		}
-		l.mu.Unlock()
-		if !ok {
-			l.cfg.Logf("session: rejected a join from %v", conn.RemoteAddr())
-			conn.CloseWithError(codeJoinRejected, "join rejected")
-			return
-		}
-	default:
-		conn.CloseWithError(codeProtocol, "unexpected handshake frame")
-		return
-	}
-	s.mu.Lock()
-	id := s.nextPathID
-	s.nextPathID++
-	s.mu.Unlock()
-	_, first := f.(wire.Hello)
-	abort := func(err error) {
-		conn.CloseWithError(codeInternal, err.Error())
-		if first {
-			l.mu.Lock()
-			delete(l.sessions, s.id)
-			l.mu.Unlock()
-			s.CloseWithError(err) // ends any join that attached meanwhile
-		}
-	}
-	out, err := conn.OpenUniStream()
-	if err == nil {
-		_, err = out.Write(wire.AppendHandshake(nil, &wire.Accept{SessionID: s.id, PathID: id, Params: s.streams.params()}))
-	}
-	if err != nil {
-		abort(err)
-		return
-	}
-	p := &path{id: sched.PathID(id), conn: conn, out: out, in: r, tr: t}
-	if err := s.attach(p); err != nil {
-		abort(err)
-		return
-	}
-	if first {
-		s.run()
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			select {
-			case <-s.Done():
-			case <-l.done:
-				return
-			}
-			l.mu.Lock()
-			delete(l.sessions, s.id)
-			l.mu.Unlock()
-		}()
-		select {
-		case l.acceptQ <- s:
-		case <-l.done:
-		}
-	}
 }
 
 // closeTransport closes a quic-go Transport and the PacketConn it was given,

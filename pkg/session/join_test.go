@@ -43,6 +43,12 @@ func newTestbed(t *testing.T, npaths int, cfg *Config) *testbed {
 // seed) and dials the first; with join, the client joins the others too.
 func newTestbedOn(t *testing.T, seed int64, cfg *Config, join bool, specs ...emu.PathSpec) *testbed {
 	t.Helper()
+	return newTestbedCfgs(t, seed, cfg, cfg, join, specs...)
+}
+
+// newTestbedCfgs is newTestbedOn with a config for each end.
+func newTestbedCfgs(t *testing.T, seed int64, srvCfg, cliCfg *Config, join bool, specs ...emu.PathSpec) *testbed {
+	t.Helper()
 	topo, err := emu.NewTopology(seed, specs...)
 	if err != nil {
 		t.Fatal(err)
@@ -51,11 +57,11 @@ func newTestbedOn(t *testing.T, seed int64, cfg *Config, join bool, specs ...emu
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := Listen(topo.Server, pair.Server, cfg)
+	ln, err := Listen(topo.Server, pair.Server, srvCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := Dial(context.Background(), topo.Clients[0], topo.Server.LocalAddr(), pair.Client, cfg)
+	cli, err := Dial(context.Background(), topo.Clients[0], topo.Server.LocalAddr(), pair.Client, cliCfg)
 	if err != nil {
 		t.Fatal(err)
 	}

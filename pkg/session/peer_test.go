@@ -59,6 +59,14 @@ func (sp *scriptedPeer) segment(seg wire.Segment) error { return sp.s.segmentRec
 // datagram delivers one datagram.
 func (sp *scriptedPeer) datagram(b []byte) error { return sp.s.datagramReceived(&sp.dec, b) }
 
+// close ends the session (it has no QUIC connection to close).
+func (sp *scriptedPeer) close() {
+	sp.s.mu.Lock()
+	sp.s.slots[0], sp.s.npaths = nil, 0
+	sp.s.mu.Unlock()
+	sp.s.CloseWithError(nil)
+}
+
 // held is the reorder buffer's occupancy, bytes.
 func (sp *scriptedPeer) held() uint64 {
 	sp.s.mu.Lock()

@@ -210,6 +210,9 @@ func (s *Session) enqueueLocked(slot, i int, g *segment, now time.Time) {
 	p := s.slots[slot]
 	n := g.size
 	if !g.sent {
+		if sn.inflightBytes == 0 {
+			sn.progressAt = now
+		}
 		sn.inflightBytes += n
 		g.sent = true
 	} else {

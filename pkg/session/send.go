@@ -35,7 +35,10 @@ type sender struct {
 	lowestUnsent uint64   // every segment below it has been sent at least once
 	retrans      []uint64 // sequence numbers to send again, oldest first
 
-	peerLimit     uint64        // peer admits connection bytes with offset < peerLimit
+	peerLimit     uint64        // the sender frames connection bytes with offset < peerLimit: the peer's window, capped by maxUnacked
+	peerAnnounced uint64        // the largest limit the peer announced
+	maxUnacked    uint64        // Config.MaxUnackedBytes
+	progressAt    time.Time     // when data was last acknowledged, or first sent after none was in flight
 	lastAck       time.Time     // when the last Ack arrived (or the session started)
 	probeAt       time.Time     // when to ask for an Ack next (zero: not waiting)
 	probeBackoff  time.Duration // current AckReq interval
@@ -52,6 +55,8 @@ func (sn *sender) init(cfg Config) {
 	sn.pend.recycle = true // segments copy their bytes out (into pooled buffers)
 	sn.bufCap = cfg.SendBuffer
 	sn.peerLimit = InitialWindow // until the peer's first Ack
+	sn.peerAnnounced = InitialWindow
+	sn.maxUnacked = uint64(max(cfg.MaxUnackedBytes, InitialWindow))
 	sn.snap = make([]sched.PathInfo, 0, sched.MaxPaths)
 	sn.slots = make([]int, 0, sched.MaxPaths)
 }
@@ -105,6 +110,17 @@ func (s *Session) dataBlockedLocked() bool {
 		return sn.pendOff >= sn.peerLimit
 	}
 	return s.streams.queued > 0 || s.streams.finsPending > 0
+}
+
+// raiseLimit sets peerLimit to the peer's window, but never more than
+// maxUnacked bytes beyond the lowest unacknowledged byte: the data kept for
+// retransmission stays within maxUnacked whatever window the peer announces.
+func (sn *sender) raiseLimit() {
+	acked := sn.pendOff // below it, every byte was acknowledged
+	if len(sn.segs) > 0 {
+		acked = sn.segs[0].off
+	}
+	sn.peerLimit = max(sn.peerLimit, min(sn.peerAnnounced, acked+sn.maxUnacked))
 }
 
 // cut makes the next segment from pend (whose records fillLocked framed
@@ -163,6 +179,12 @@ func (s *Session) sendLoop() {
 			return
 		}
 		next := s.checkPathsLocked(now)
+		if t := s.timeoutsLocked(now); s.closed {
+			s.mu.Unlock()
+			return
+		} else if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
 		if retry := s.scheduleLocked(now); !retry.IsZero() && (next.IsZero() || retry.Before(next)) {
 			next = retry
 		}

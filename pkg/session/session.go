@@ -49,6 +49,30 @@ const (
 	DefaultSeriesInterval = 100 * time.Millisecond
 	DefaultFailureTimeout = 300 * time.Millisecond // floor of the no-progress time that marks a path potentially failed
 	DefaultCloseTimeout   = 10 * time.Second
+
+	DefaultMaxUnackedBytes = 16 << 20        // bytes kept for retransmission at most, whatever the peer's window
+	DefaultAckTimeout      = time.Minute     // data outstanding with no acknowledgement progress this long ends the session
+	DefaultIdleTimeout     = 5 * time.Minute // a Listener's session with no stream and nothing in flight this long ends (Dial: off)
+	// DefaultHandshakeTimeout bounds a path's session handshake after QUIC's
+	// own: as long as quic-go's default idle timeout, since a slow, lossy path
+	// in and out of outages can back its PTO off past 10 s (edar-setting-v's
+	// 0.1-0.5 Mbit/s, 1-2% loss handoff path took longer than that for one
+	// seed in 5).
+	DefaultHandshakeTimeout = 30 * time.Second
+	DefaultMaxSessions      = 4096 // a Listener's concurrent sessions
+	DefaultMaxSessionsPerIP = 256  // a Listener's concurrent sessions from one source address
+	DefaultMaxHandshakes    = 256  // a Listener's concurrent session handshakes
+	DefaultRetryAbove       = 64   // new connections per second above which a Listener validates addresses
+)
+
+// AddressValidation says when a Listener makes clients prove their address
+// with a QUIC Retry (one more round trip) before it keeps any state for them.
+type AddressValidation int
+
+const (
+	ValidateUnderLoad AddressValidation = iota // when new connections arrive faster than Config.RetryAbove per second (default)
+	ValidateAlways                             // for every new connection
+	ValidateNever                              // never
 )
 
 // Config configures a session. The zero value is usable.
@@ -68,8 +92,20 @@ type Config struct {
 	FailureTimeout  time.Duration          // floor of the no-progress time before a path is potentially failed
 	CloseTimeout    time.Duration          // longest graceful Close waits without acknowledgement progress
 	QUIC            *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled)
-	QlogDir         string                 // if set, one qlog file per path connection is written there
-	Logf            func(format string, args ...any)
+
+	// Bounds against hostile peers (SECURITY.md). Zero means the default.
+	MaxUnackedBytes   int               // most bytes kept for retransmission, whatever window the peer announces
+	AckTimeout        time.Duration     // data outstanding with no acknowledgement progress this long ends the session
+	IdleTimeout       time.Duration     // no open stream and nothing in flight this long ends the session (Listen: DefaultIdleTimeout; Dial: off; negative: off)
+	HandshakeTimeout  time.Duration     // bound on a path's session handshake, after QUIC's own
+	MaxSessions       int               // Listener: concurrent sessions; more are refused
+	MaxSessionsPerIP  int               // Listener: concurrent sessions from one source IP address
+	MaxHandshakes     int               // Listener: concurrent session handshakes; more are refused
+	AddressValidation AddressValidation // Listener: when to send QUIC Retries
+	RetryAbove        int               // Listener: new connections per second above which ValidateUnderLoad sends Retries
+
+	QlogDir string // if set, one qlog file per path connection is written there
+	Logf    func(format string, args ...any)
 
 	// OpportunisticReinjection, when the peer's receive window blocks new
 	// data, sends the segments holding the window back again on a path
@@ -122,6 +158,17 @@ func (c *Config) withDefaults() (Config, error) {
 	if d.CloseTimeout == 0 {
 		d.CloseTimeout = DefaultCloseTimeout
 	}
+	set(&d.MaxUnackedBytes, DefaultMaxUnackedBytes)
+	set(&d.MaxSessions, DefaultMaxSessions)
+	set(&d.MaxSessionsPerIP, DefaultMaxSessionsPerIP)
+	set(&d.MaxHandshakes, DefaultMaxHandshakes)
+	set(&d.RetryAbove, DefaultRetryAbove)
+	if d.AckTimeout == 0 {
+		d.AckTimeout = DefaultAckTimeout
+	}
+	if d.HandshakeTimeout == 0 {
+		d.HandshakeTimeout = DefaultHandshakeTimeout
+	}
 	switch {
 	case d.SegmentSize < 64 || d.SegmentSize > 16<<10:
 		return d, fmt.Errorf("session: SegmentSize %d outside [64, 16384]", d.SegmentSize)
@@ -158,8 +205,17 @@ func (d *Config) checkRanges() error {
 		{"FailureTimeout", int64(d.FailureTimeout), int64(maxDuration)},
 		{"CloseTimeout", int64(d.CloseTimeout), int64(maxDuration)},
 		{"ReportInterval", int64(d.ReportInterval), int64(maxDuration)},
+		{"MaxUnackedBytes", int64(d.MaxUnackedBytes), 1 << 34},
+		{"AckTimeout", int64(d.AckTimeout), int64(maxDuration)},
+		{"IdleTimeout", int64(d.IdleTimeout), int64(24 * time.Hour)},
+		{"HandshakeTimeout", int64(d.HandshakeTimeout), int64(maxDuration)},
+		{"MaxSessions", int64(d.MaxSessions), 1 << 24},
+		{"MaxSessionsPerIP", int64(d.MaxSessionsPerIP), 1 << 24},
+		{"MaxHandshakes", int64(d.MaxHandshakes), 1 << 20},
+		{"RetryAbove", int64(d.RetryAbove), 1 << 30},
+		{"AddressValidation", int64(d.AddressValidation), int64(ValidateNever)},
 	} {
-		if f.v < 0 && f.name != "ReportInterval" { // a negative ReportInterval disables reports
+		if f.v < 0 && f.name != "ReportInterval" && f.name != "IdleTimeout" { // negative: disabled
 			return fmt.Errorf("session: %s %d is negative", f.name, f.v)
 		}
 		if f.v > f.max {
@@ -212,6 +268,9 @@ var (
 	ErrStreamReset   = errors.New("session: stream reset by peer")
 	ErrNoSuchPath    = errors.New("session: no such path")
 	errCloseTimedOut = errors.New("session: close gave up: no acknowledgement progress for CloseTimeout")
+	ErrAckTimeout    = errors.New("session: no acknowledgement progress for AckTimeout while data was outstanding")
+	ErrIdleTimeout   = errors.New("session: idle for IdleTimeout")
+	ErrRefused       = errors.New("session: refused by the server (a limit was reached)")
 )
 
 // Application error codes used when closing path connections.
@@ -222,6 +281,9 @@ const (
 	codePathRemoved  quic.ApplicationErrorCode = 3
 	codeInternal     quic.ApplicationErrorCode = 4
 	codeCloseTimeout quic.ApplicationErrorCode = 5 // a graceful Close gave up with data unacknowledged
+	codeAckTimeout   quic.ApplicationErrorCode = 6 // no acknowledgement progress for AckTimeout
+	codeIdleTimeout  quic.ApplicationErrorCode = 7 // idle for IdleTimeout
+	codeRefused      quic.ApplicationErrorCode = 8 // a server limit refused the session
 )
 
 // Session is one multipath connection.
@@ -253,7 +315,9 @@ type Session struct {
 	snd sender
 	rcv receiver
 
-	now func() time.Time // the session's clock (time.Now; tests may inject another)
+	now        func() time.Time // the session's clock (time.Now; tests may inject another)
+	lastActive time.Time        // when a stream was last open or data in flight (IdleTimeout)
+	srcIP      string           // server side: the first path's source IP (Listener.perIP)
 
 	streams streamSet
 
@@ -277,6 +341,7 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 		ackWake:  make(chan struct{}, 1),
 		now:      time.Now,
 	}
+	s.lastActive = s.start
 	s.obs, _ = sch.(sched.Observer)
 	s.robs, _ = sch.(sched.ReceiverObserver)
 	s.cond = sync.NewCond(&s.mu)

@@ -25,7 +25,7 @@ type tracer struct {
 	packetsLost uint64
 	lossRate    float64   // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
 	lastRecv    time.Time // last packet received on the connection
-	sizes       [sizeRing]sentSize
+	sizes       *[sizeRing]sentSize // allocated with the first 1-RTT packet: a connection that never completes its handshake costs little
 	wake        chan struct{}
 	fwd         qlogwriter.Recorder // optional qlog file
 }
@@ -44,6 +44,14 @@ func (t *tracer) setWake(c chan struct{}) {
 	t.mu.Lock()
 	t.wake = c
 	t.mu.Unlock()
+}
+
+// sizeOf is what the ring remembers about packet pn (zero if nothing).
+func (t *tracer) sizeOf(pn qlog.PacketNumber) sentSize {
+	if t.sizes == nil {
+		return sentSize{pn: -1}
+	}
+	return t.sizes[int(pn)%sizeRing]
 }
 
 // AddProducer implements qlogwriter.Trace.
@@ -73,13 +81,16 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 		if ev.Header.PacketType == qlog.PacketType1RTT {
 			t.packetsSent++
 			t.lossRate -= t.lossRate / lossWindow
+			if t.sizes == nil {
+				t.sizes = new([sizeRing]sentSize)
+			}
 			t.sizes[int(ev.Header.PacketNumber)%sizeRing] = sentSize{ev.Header.PacketNumber, ev.Raw.Length}
 		}
 	case qlog.PacketLost:
 		if ev.Header.PacketType == qlog.PacketType1RTT {
 			t.packetsLost++
 			t.lossRate += 1.0 / lossWindow
-			if s := t.sizes[int(ev.Header.PacketNumber)%sizeRing]; s.pn == ev.Header.PacketNumber {
+			if s := t.sizeOf(ev.Header.PacketNumber); s.pn == ev.Header.PacketNumber {
 				// Timer-based loss emits no MetricsUpdated: keep in-flight honest.
 				t.inflight = max(0, t.inflight-s.size)
 			}

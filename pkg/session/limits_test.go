@@ -1,0 +1,306 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net/netip"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/mpqsched/mpqsched/pkg/emu"
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// sendAll frames and "sends" on the fake path everything the peer's window
+// lets out, as the send loop would, and returns the bytes kept for
+// retransmission.
+func (sp *scriptedPeer) sendAll() uint64 {
+	s := sp.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	s.snapshotLocked()
+	for {
+		g := s.nextFor(0)
+		if g == nil {
+			break
+		}
+		s.enqueueLocked(0, 0, g, now)
+	}
+	sp.p.queue, sp.p.queuedBytes = nil, 0
+	var kept uint64
+	for _, g := range s.snd.segs {
+		kept += uint64(len(g.data))
+	}
+	return kept
+}
+
+// Issue 10, item 3: "An Ack announcing a 2^62-byte window and never
+// acknowledging anything made the server keep every sent segment." The
+// data kept for retransmission stays within Config.MaxUnackedBytes.
+func TestForgedWindowCapped(t *testing.T) {
+	const capBytes = 1 << 20
+	sp := newScriptedPeer(t, &Config{MaxUnackedBytes: capBytes, SendBuffer: 8 << 20})
+	sp.s.streams.peerParams(wire.Params{MaxStreams: 100, StreamWindow: 1<<62 - 1}) // forged too
+	st, err := sp.s.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.Write(make([]byte, 8<<20)); n != 8<<20 || err != nil {
+		t.Fatalf("Write: %d, %v", n, err)
+	}
+	var kept uint64
+	for range 20 {
+		if err := sp.datagram(wire.AppendAck(nil, &wire.Ack{Cum: 0, Limit: 1<<62 - 1})); err != nil {
+			t.Fatal(err)
+		}
+		kept = max(kept, sp.sendAll())
+	}
+	if kept == 0 || kept > capBytes {
+		t.Errorf("kept %d bytes for retransmission, cap %d", kept, capBytes)
+	}
+	// Acknowledging the first half lets as much more go out.
+	sp.s.mu.Lock()
+	half := sp.s.snd.base + uint64(len(sp.s.snd.segs))/2
+	sp.s.mu.Unlock()
+	if err := sp.datagram(wire.AppendAck(nil, &wire.Ack{Cum: half, Limit: 1<<62 - 1})); err != nil {
+		t.Fatal(err)
+	}
+	// (The control reserve is the part of the window only control records use.)
+	if k := sp.sendAll(); k > capBytes || k < capBytes-ctrlReserve-2*DefaultSegmentSize {
+		t.Errorf("after half was acknowledged, %d bytes kept, want about %d", k, capBytes)
+	}
+	sp.close()
+}
+
+// "A session whose acknowledgements stop progressing while data is
+// outstanding is closed after a configurable timeout." The clock is
+// injected: no transfer needed.
+func TestAckTimeout(t *testing.T) {
+	sp := newScriptedPeer(t, &Config{AckTimeout: 10 * time.Second})
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	sp.s.now = func() time.Time { return now }
+	st, _ := sp.s.OpenStream()
+	st.Write(make([]byte, 10000))
+	sp.sendAll()
+	for _, step := range []struct {
+		after  time.Duration
+		closed bool
+	}{{time.Second, false}, {9 * time.Second, false}, {10 * time.Second, true}} {
+		sp.s.mu.Lock()
+		sp.s.slots[0], sp.s.npaths = nil, 0 // no QUIC connection to close
+		next := sp.s.timeoutsLocked(now.Add(step.after))
+		closed := sp.s.closed
+		sp.s.mu.Unlock()
+		if closed != step.closed {
+			t.Fatalf("after %v: closed %v, want %v", step.after, closed, step.closed)
+		}
+		if !closed && !next.Equal(now.Add(10*time.Second)) {
+			t.Errorf("after %v: next check at %v, want the timeout", step.after, next.Sub(now))
+		}
+	}
+	if err := sp.s.Err(); !errors.Is(err, ErrAckTimeout) {
+		t.Errorf("err = %v, want ErrAckTimeout", err)
+	}
+}
+
+// Issue 10, item 4: idle sessions were kept forever (a 5 s keep-alive keeps
+// the paths up). A Listener's session with no stream and nothing in flight
+// ends after IdleTimeout; the client learns why.
+func TestIdleTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
+		tb := newTestbedCfgs(t, 1, &Config{IdleTimeout: 20 * time.Second}, nil, false, emu.PathSpec{Up: link, Down: link})
+		defer tb.close()
+		st, _ := tb.cli.OpenStream()
+		st.Write([]byte("ping"))
+		st.Close()
+		peer := accept(t, tb.srv, time.Second)
+		readAll(t, peer, time.Second)
+		peer.Close()
+		readAll(t, st, time.Second)
+		last := time.Now()
+		select {
+		case <-tb.srv.Done():
+		case <-time.After(time.Minute):
+			t.Fatal("idle session kept for a minute")
+		}
+		if el := time.Since(last); el < 20*time.Second || el > 21*time.Second {
+			t.Errorf("idle session closed after %v, want 20 s", el)
+		}
+		if err := tb.srv.Err(); !errors.Is(err, ErrIdleTimeout) {
+			t.Errorf("server: %v, want ErrIdleTimeout", err)
+		}
+		<-tb.cli.Done()
+		var ae *quic.ApplicationError
+		if err := tb.cli.Err(); !errors.As(err, &ae) || ae.ErrorCode != codeIdleTimeout {
+			t.Errorf("client saw %v, want the idle-timeout code", err)
+		}
+	})
+}
+
+// "The 1001st session from one address is refused when the per-source
+// limit is 1000", and the total limit likewise; a session that ends frees
+// its place.
+func TestSessionLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const perIP = 1000
+		tb := newTestbed(t, 1, &Config{MaxSessionsPerIP: perIP, MaxSessions: perIP + 2})
+		defer tb.close()
+		go func() { // the application accepts every session
+			for {
+				if _, err := tb.ln.Accept(context.Background()); err != nil {
+					return
+				}
+			}
+		}()
+		var sess []*Session
+		defer func() {
+			for _, s := range sess {
+				s.CloseWithError(nil)
+			}
+		}()
+		port := uint16(20000)
+		dial := func() (*Session, error) { // from 10.9.9.9, one port each
+			port++
+			addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 9, 9, 9}), port)
+			if _, err := tb.topo.Net.Connect(addr, tb.topo.ServerAddr, emu.LinkConfig{}, emu.LinkConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			pc, err := tb.topo.Net.Listen(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return Dial(context.Background(), pc, tb.topo.Server.LocalAddr(), tb.pair.Client, nil)
+		}
+		for i := 0; i < perIP; i++ {
+			s, err := dial()
+			if err != nil {
+				t.Fatalf("session %d: %v", i+1, err)
+			}
+			sess = append(sess, s)
+		}
+		if _, err := dial(); !errors.Is(err, ErrRefused) {
+			t.Fatalf("session %d from one address: err = %v, want ErrRefused", perIP+1, err)
+		}
+		if n := tb.ln.Refused(); n != 1 {
+			t.Errorf("listener refused %d, want 1", n)
+		}
+		sess[0].Close()
+		time.Sleep(time.Second)
+		s, err := dial()
+		if err != nil {
+			t.Fatalf("a session after one ended: %v", err)
+		}
+		sess = append(sess, s)
+		// The total limit: the testbed's client, 1000 from 10.9.9.9, and one
+		// from another address fill it.
+		pc, _, err := tb.topo.AddPath(emu.PathSpec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err = Dial(context.Background(), pc, tb.topo.Server.LocalAddr(), tb.pair.Client, nil)
+		if err != nil {
+			t.Fatalf("another address: %v", err)
+		}
+		sess = append(sess, s)
+		pc, _, _ = tb.topo.AddPath(emu.PathSpec{})
+		if _, err := Dial(context.Background(), pc, tb.topo.Server.LocalAddr(), tb.pair.Client, nil); !errors.Is(err, ErrRefused) {
+			t.Fatalf("session beyond MaxSessions: err = %v, want ErrRefused", err)
+		}
+	})
+}
+
+// Issue 10, item 7: "A byte-for-byte replay of a valid join on a new
+// connection is accepted." The MAC covers the joining connection's own TLS
+// exporter, so the replay fails.
+func TestJoinReplayRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, nil)
+		defer tb.close()
+		join := func(frame func(c *quic.Conn) []byte) error {
+			pc, _, err := tb.topo.AddPath(emu.PathSpec{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := &quic.Transport{Conn: pc}
+			defer tr.Close()
+			c, err := tr.Dial(context.Background(), tb.topo.Server.LocalAddr(), withALPN(tb.pair.Client), &quic.Config{EnableDatagrams: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := c.OpenUniStream()
+			out.Write(frame(c))
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			in, err := c.AcceptUniStream(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = wire.ReadHandshake(bufio.NewReader(in))
+			return err
+		}
+		var captured []byte
+		genuine := func(c *quic.Conn) []byte {
+			j := &wire.Join{SessionID: tb.cli.id, Nonce: [16]byte{9}}
+			b, err := exportBinding(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.MAC = joinMAC(tb.cli.joinKey[:], j.SessionID, j.Nonce, b)
+			captured = wire.AppendHandshake(nil, j)
+			return captured
+		}
+		if err := join(genuine); err != nil {
+			t.Fatalf("genuine join: %v", err)
+		}
+		err := join(func(*quic.Conn) []byte { return captured })
+		var ae *quic.ApplicationError
+		if !errors.As(err, &ae) || ae.ErrorCode != codeJoinRejected {
+			t.Fatalf("replayed join: %v, want rejected", err)
+		}
+		if n := tb.ln.RejectedJoins(); n != 1 {
+			t.Errorf("rejected joins = %d, want 1", n)
+		}
+	})
+}
+
+// Issue 10, item 5: forged Initials each created connection state. Under a
+// burst of new connections the listener answers with Retries (address
+// validation), and a client still gets through them.
+func TestAddressValidation(t *testing.T) {
+	l := &Listener{cfg: Config{RetryAbove: 3}}
+	var got []bool
+	for range 5 {
+		got = append(got, l.verifySource(nil))
+	}
+	if want := []bool{false, false, false, true, true}; !equalBools(got, want) {
+		t.Errorf("ValidateUnderLoad over 5 connections in a second: %v, want %v", got, want)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 2, &Config{AddressValidation: ValidateAlways})
+		defer tb.close()
+		st, _ := tb.cli.OpenStream()
+		st.Write([]byte("through a Retry"))
+		st.Close()
+		if got := readAll(t, accept(t, tb.srv, 5*time.Second), 5*time.Second); string(got) != "through a Retry" {
+			t.Errorf("read %q", got)
+		}
+	})
+}
+
+func equalBools(a, b []bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

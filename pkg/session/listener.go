@@ -1,0 +1,339 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+	"github.com/mpqsched/mpqsched/sched"
+)
+
+// Listener accepts sessions on one UDP endpoint.
+//
+// Bounds (Config): at most MaxSessions sessions, MaxSessionsPerIP of them
+// from one source IP address, and MaxHandshakes session handshakes at a
+// time, each within HandshakeTimeout; under a burst of new connections
+// (AddressValidation) quic-go answers with a Retry, so a spoofed source
+// costs no connection state. Each limit reached is logged at most once per
+// limitLogInterval, with a count of what happened meanwhile.
+type Listener struct {
+	cfg      Config
+	tlsConf  *tls.Config
+	tr       *quic.Transport
+	ln       *quic.Listener
+	acceptQ  chan *Session
+	done     chan struct{}
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	sessions map[[wire.SessionIDLen]byte]*Session
+	perIP    map[string]int // sessions by source IP address
+	shaking  int            // session handshakes under way
+	rejected int            // joins refused
+	refused  int            // connections refused by a limit
+	newConns rateCounter    // new connections per second, for AddressValidation
+	limits   limitLog
+}
+
+// Listen accepts sessions on pc, which the Listener owns from then on.
+func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if c.NewScheduler == nil { // check the name now; a factory is only called per session
+		if _, err := c.newScheduler(); err != nil {
+			return nil, err
+		}
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	l := &Listener{
+		cfg:      c,
+		tlsConf:  withALPN(tlsConf),
+		acceptQ:  make(chan *Session, 64),
+		done:     make(chan struct{}),
+		sessions: make(map[[wire.SessionIDLen]byte]*Session),
+		perIP:    make(map[string]int),
+		limits:   limitLog{logf: c.Logf},
+	}
+	l.tr = &quic.Transport{
+		Conn:                pc,
+		VerifySourceAddress: l.verifySource,
+		ConnContext: func(ctx context.Context, _ *quic.ClientInfo) (context.Context, error) {
+			return context.WithValue(ctx, tracerKey{}, &tracer{}), nil
+		},
+	}
+	q := c.quicConfig()
+	q.Tracer = tracerFor(qlogOpener(c.QlogDir, c.Logf))
+	if l.ln, err = l.tr.Listen(l.tlsConf, q); err != nil {
+		closeTransport(l.tr)
+		return nil, err
+	}
+	l.wg.Add(1)
+	go func() { defer l.wg.Done(); l.acceptLoop() }()
+	return l, nil
+}
+
+// Addr is the listening address.
+func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
+
+// Accept waits for a new session.
+func (l *Listener) Accept(ctx context.Context) (*Session, error) {
+	select {
+	case s := <-l.acceptQ:
+		return s, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-l.done:
+		return nil, ErrClosed
+	}
+}
+
+// RejectedJoins counts the joins the listener refused.
+func (l *Listener) RejectedJoins() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rejected
+}
+
+// Close stops accepting, aborts every session it accepted and waits for
+// their goroutines.
+func (l *Listener) Close() error {
+	l.mu.Lock()
+	select {
+	case <-l.done:
+		l.mu.Unlock()
+		return nil
+	default:
+	}
+	close(l.done)
+	var ss []*Session
+	for _, s := range l.sessions {
+		ss = append(ss, s)
+	}
+	l.mu.Unlock()
+	l.ln.Close()
+	for _, s := range ss {
+		s.CloseWithError(ErrClosed)
+	}
+	err := closeTransport(l.tr)
+	l.wg.Wait()
+	return err
+}
+
+func (l *Listener) acceptLoop() {
+	for {
+		conn, err := l.ln.Accept(context.Background())
+		if err != nil {
+			return
+		}
+		l.mu.Lock()
+		busy := l.shaking >= l.cfg.MaxHandshakes
+		if !busy {
+			l.shaking++
+		}
+		l.mu.Unlock()
+		if busy {
+			l.refuse(conn, "handshakes", fmt.Sprintf("%d session handshakes under way", l.cfg.MaxHandshakes))
+			continue
+		}
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			l.handshake(conn)
+			l.mu.Lock()
+			l.shaking--
+			l.mu.Unlock()
+		}()
+	}
+}
+
+// refuse closes conn because a limit was reached, and logs it (rate-limited).
+func (l *Listener) refuse(conn *quic.Conn, kind, why string) {
+	l.mu.Lock()
+	l.refused++
+	l.limits.event(time.Now(), kind, why)
+	l.mu.Unlock()
+	conn.CloseWithError(codeRefused, "refused: "+why)
+}
+
+// Refused counts the connections the listener refused because a limit was
+// reached (sessions, sessions per IP, handshakes).
+func (l *Listener) Refused() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refused
+}
+
+// verifySource is quic-go's VerifySourceAddress: whether to answer a new
+// connection with a Retry first (see AddressValidation).
+func (l *Listener) verifySource(net.Addr) bool {
+	switch l.cfg.AddressValidation {
+	case ValidateAlways:
+		return true
+	case ValidateNever:
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.newConns.add(time.Now()) > l.cfg.RetryAbove
+}
+
+// sourceIP is the IP address of a connection's peer, as a map key.
+func sourceIP(a net.Addr) string {
+	if u, ok := a.(*net.UDPAddr); ok {
+		return u.IP.String()
+	}
+	if h, _, err := net.SplitHostPort(a.String()); err == nil {
+		return h
+	}
+	return a.String()
+}
+
+// handshake runs the server side of a path's session handshake.
+func (l *Listener) handshake(conn *quic.Conn) {
+	ctx, cancel := context.WithTimeout(conn.Context(), l.cfg.HandshakeTimeout)
+	defer cancel()
+	in, err := conn.AcceptUniStream(ctx)
+	if err != nil {
+		conn.CloseWithError(codeProtocol, "no session handshake")
+		return
+	}
+	r := bufio.NewReaderSize(in, 64<<10)
+	stop := context.AfterFunc(ctx, func() { in.CancelRead(0) })
+	f, err := wire.ReadHandshake(r)
+	stop()
+	if err != nil {
+		conn.CloseWithError(codeProtocol, "bad session handshake")
+		return
+	}
+	t, _ := conn.Context().Value(tracerKey{}).(*tracer)
+	if t == nil {
+		t = &tracer{}
+	}
+	var s *Session
+	switch f := f.(type) {
+	case wire.Hello:
+		if s, err = newSession(l.cfg, false, l.tlsConf); err != nil {
+			conn.CloseWithError(codeInternal, err.Error())
+			return
+		}
+		s.streams.peerParams(f.Params)
+		if _, err := rand.Read(s.id[:]); err != nil {
+			conn.CloseWithError(codeInternal, err.Error())
+			return
+		}
+		if s.joinKey, err = exportJoinKey(conn); err != nil {
+			conn.CloseWithError(codeInternal, err.Error())
+			return
+		}
+		// Register before the Accept goes out: the client dials its joins
+		// as soon as it reads the Accept, and a join that overtook the
+		// registration would be rejected as unknown.
+		ip := sourceIP(conn.RemoteAddr())
+		l.mu.Lock()
+		var why string
+		switch {
+		case len(l.sessions) >= l.cfg.MaxSessions:
+			why = fmt.Sprintf("%d sessions", l.cfg.MaxSessions)
+		case l.perIP[ip] >= l.cfg.MaxSessionsPerIP:
+			why = fmt.Sprintf("%d sessions from %s", l.cfg.MaxSessionsPerIP, ip)
+		default:
+			l.sessions[s.id] = s
+			l.perIP[ip]++
+		}
+		l.mu.Unlock()
+		if why != "" {
+			l.refuse(conn, "sessions", why)
+			return
+		}
+		s.srcIP = ip
+	case *wire.Join:
+		binding, err := exportBinding(conn)
+		if err != nil {
+			conn.CloseWithError(codeInternal, err.Error())
+			return
+		}
+		l.mu.Lock()
+		s = l.sessions[f.SessionID]
+		ok := s != nil && hmac.Equal(f.MAC[:], func() []byte { m := joinMAC(s.joinKey[:], f.SessionID, f.Nonce, binding); return m[:] }())
+		if !ok {
+			l.rejected++
+		}
+		l.mu.Unlock()
+		if !ok {
+			l.cfg.Logf("session: rejected a join from %v", conn.RemoteAddr())
+			conn.CloseWithError(codeJoinRejected, "join rejected")
+			return
+		}
+	default:
+		conn.CloseWithError(codeProtocol, "unexpected handshake frame")
+		return
+	}
+	s.mu.Lock()
+	id := s.nextPathID
+	s.nextPathID++
+	s.mu.Unlock()
+	_, first := f.(wire.Hello)
+	abort := func(err error) {
+		conn.CloseWithError(codeInternal, err.Error())
+		if first {
+			l.forget(s)
+			s.CloseWithError(err) // ends any join that attached meanwhile
+		}
+	}
+	out, err := conn.OpenUniStream()
+	if err == nil {
+		_, err = out.Write(wire.AppendHandshake(nil, &wire.Accept{SessionID: s.id, PathID: id, Params: s.streams.params()}))
+	}
+	if err != nil {
+		abort(err)
+		return
+	}
+	p := &path{id: sched.PathID(id), conn: conn, out: out, in: r, tr: t}
+	if err := s.attach(p); err != nil {
+		abort(err)
+		return
+	}
+	if first {
+		s.run()
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			select {
+			case <-s.Done():
+			case <-l.done:
+				return
+			}
+			l.forget(s)
+		}()
+		select {
+		case l.acceptQ <- s:
+		case <-l.done:
+		}
+	}
+}
+
+// forget unregisters a session that ended.
+func (l *Listener) forget(s *Session) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sessions[s.id] != s {
+		return
+	}
+	delete(l.sessions, s.id)
+	if l.perIP[s.srcIP]--; l.perIP[s.srcIP] <= 0 {
+		delete(l.perIP, s.srcIP)
+	}
+}
+
