@@ -199,9 +199,11 @@ func (a *autoPaths) finish(st session.Stats, r *metrics.Result) {
 	for _, p := range a.paths {
 		if p.gone {
 			removed++
-			continue
 		}
-		for _, ps := range st.Paths {
+		if p.gone && p.counted {
+			continue // taken at removal
+		}
+		for _, ps := range st.Paths { // the session keeps removed paths' figures too
 			if ps.ID == p.id {
 				p.received, p.counted = ps.BytesReceived, true
 			}
@@ -237,7 +239,7 @@ func (a *autoPaths) writeTable(w io.Writer) {
 		if p.gone {
 			left = fmt.Sprintf("removed at %.3f s (%s)", p.removed.Seconds(), p.reason)
 		}
-		got := "received n/a (the session dropped it first)"
+		got := "received n/a"
 		if p.counted {
 			got = fmt.Sprintf("received %d B", p.received)
 		}
