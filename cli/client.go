@@ -32,7 +32,8 @@ const clientSynopsis = `usage: mpquic-client -addr HOST:PORT -ca CERT.pem [flags
        mpquic-client -addr HOST:PORT -h3-addr HOST:PORT2 -ca CERT.pem [flags] compare URLPATH
 
 Downloads a file from mpquic-server over a multipath QUIC session, one path
-per local address or interface, checks its SHA-256 and prints one
+per local address or interface (or one per usable address, following the
+interfaces, with -paths auto), checks its SHA-256 and prints one
 metrics.Result JSON line on stdout. get uses the FILE protocol of
 pkg/mpfile; http-get fetches http://mpquic/URLPATH with net/http over the
 session's streams (redirects followed; every answer is checked against its
@@ -44,6 +45,13 @@ Flags may come before or after the command. -paths takes local IP
 addresses, IP:port or interface names (an interface stands for its first
 IPv4 address), comma-separated: one UDP socket is bound per path, the first
 carries the session's handshake, the others join while the download runs.
+-paths auto (Linux) follows the interfaces over netlink: the first path is
+the first usable address (not a -backup interface, lowest interface index),
+and a path joins when an interface with a usable address comes up and is
+removed when its address or interface goes (200 ms debounce); each event
+is one line on stderr and the paths are listed at the end. With auto,
+-backup takes interface names or patterns (wwan0,eth2, wwan*, or cellular
+for wwan*, wwp*, rmnet*, ppp*).
 Verification is never skipped: -ca pins the server's certificate (the
 server's -dev-cert DIR/cert.pem) or a CA, checked for -server-name.
 
@@ -98,8 +106,8 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&o.h3Addr, "h3-addr", "", "server's single-path baseline UDP address (compare)")
 	fs.StringVar(&o.ca, "ca", "", "PEM certificate (or CA) that the server's certificate must verify against")
 	fs.StringVar(&o.serverName, "server-name", "localhost", "name the server's certificate must carry")
-	fs.StringVar(&o.paths, "paths", "", "local IP addresses, IP:port or interface names, comma-separated, one path each (default: one path, routing decides)")
-	fs.StringVar(&o.backup, "backup", "", "path numbers (from 1) that are backup paths, comma-separated")
+	fs.StringVar(&o.paths, "paths", "", "local IP addresses, IP:port or interface names, comma-separated, one path each, or auto: follow the interfaces (Linux) (default: one path, routing decides)")
+	fs.StringVar(&o.backup, "backup", "", "path numbers (from 1) that are backup paths, comma-separated; with -paths auto, interface names or patterns (wwan0,eth2, wwan*, cellular)")
 	fs.StringVar(&o.scheduler, "scheduler", sched.DefaultName, "client-side scheduler (the server's decides the download's paths; the result records the server's)")
 	fs.StringVar(&o.scenario, "scenario", "", "scenario name recorded in the result")
 	fs.Int64Var(&o.seed, "seed", 0, "seed recorded in the result")
@@ -151,12 +159,21 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if o.recvWindow < 0 {
 		return bad(fmt.Errorf("-recv-window %d: want 0 (default) or a positive number of bytes", o.recvWindow))
 	}
-	backup, err := parseBackup(o.backup)
+	var backup []bool
+	var backupNames []string
+	if isAuto(o.paths) {
+		if cmd == "compare" {
+			return bad(errors.New("compare needs fixed -paths (it runs single-path QUIC on each), not auto"))
+		}
+		backupNames, err = parseBackupNames(o.backup)
+	} else {
+		backup, err = parseBackup(o.backup)
+	}
 	if err != nil {
 		return bad(err)
 	}
 	for _, it := range strings.Split(o.paths, ",") {
-		if strings.TrimSpace(it) == "" {
+		if strings.TrimSpace(it) == "" || isAuto(o.paths) {
 			continue
 		}
 		if _, err := mpfile.ResolvePath(it); err != nil {
@@ -182,7 +199,7 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if o.verbose {
 		logf = log.New(stderr, "mpquic-client: ", log.Lmicroseconds).Printf
 	}
-	c := &clientCmd{o: o, tls: tlsConf, backup: backup, stderr: stderr, logf: logf}
+	c := &clientCmd{o: o, tls: tlsConf, backup: backup, backupNames: backupNames, stderr: stderr, logf: logf}
 	var results []metrics.Result
 	switch cmd {
 	case "get":
@@ -257,8 +274,10 @@ type clientCmd struct {
 	o      clientOptions
 	tls    *tls.Config
 	backup []bool
-	stderr io.Writer
-	logf   func(string, ...any)
+	// backupNames are -backup's interface names and patterns under -paths auto.
+	backupNames []string
+	stderr      io.Writer
+	logf        func(string, ...any)
 }
 
 func (c *clientCmd) meta() mpfile.Meta {
@@ -305,9 +324,11 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 	if err != nil {
 		return fail(err)
 	}
-	conns, err := mpfile.ListenPaths(c.o.paths, remote)
-	if err != nil {
-		return fail(err)
+	var conns []*net.UDPConn // -paths auto: the path manager opens the sockets
+	if !isAuto(c.o.paths) {
+		if conns, err = mpfile.ListenPaths(c.o.paths, remote); err != nil {
+			return fail(err)
+		}
 	}
 	defer func() {
 		for _, pc := range conns {
@@ -324,7 +345,16 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 	}
 	cfg := &session.Config{Scheduler: c.o.scheduler, QlogDir: c.o.qlog, Logf: c.logf, RecvWindow: c.o.recvWindow}
 	start := time.Now()
-	s, err := mpfile.Connect(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
+	var s *session.Session
+	var auto *autoPaths
+	if isAuto(c.o.paths) {
+		var stop func()
+		if s, auto, stop, err = c.dialAuto(ctx, remote, cfg, start); err == nil {
+			defer stop()
+		}
+	} else {
+		s, err = mpfile.Connect(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
+	}
 	if err != nil {
 		finish(false)
 		return fail(err)
@@ -338,7 +368,7 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 		extraBackup = c.backup[1:]
 	}
 	go func() {
-		joined <- mpfile.JoinPaths(joinCtx, s, pcs[1:], remote, extraBackup, c.o.connectTimeout, c.logf)
+		joined <- mpfile.JoinPaths(joinCtx, s, pcs[min(1, len(pcs)):], remote, extraBackup, c.o.connectTimeout, c.logf)
 	}()
 	defer func() { stopJoin(); <-joined }()
 	stopOnCancel := context.AfterFunc(ctx, func() { s.CloseWithError(context.Cause(ctx)) })
@@ -363,11 +393,20 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 		err = interrupted(ctx, err)
 	}
 	finish(err == nil)
+	if auto != nil {
+		auto.m.Close() // no path comes or goes after the data
+	}
 	st, series := s.Stats(), s.Series()
 	if cerr := s.Close(); cerr != nil && err == nil {
 		c.logf("close: %v", cerr)
 	}
 	r := mpfile.NewResult(m, d, fct, st, series, err)
+	if auto != nil {
+		auto.finish(st, &r)
+		if !c.o.quiet {
+			auto.writeTable(c.stderr)
+		}
+	}
 	if d.Server != nil && d.Server.Scheduler != "" {
 		if d.Server.Scheduler != c.o.scheduler {
 			fmt.Fprintf(c.stderr, "mpquic-client: note: the server schedules with %s (client -scheduler %s); the result records %s\n", d.Server.Scheduler, c.o.scheduler, d.Server.Scheduler)

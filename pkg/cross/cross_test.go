@@ -194,3 +194,30 @@ func diff(a, b []int64) int {
 	}
 	return n
 }
+
+// On the wall clock too: a bulk flow over a 10 Mbit/s, 5 ms link for one
+// second delivers data (loosely bounded: the machine is shared).
+func TestBulkRealTime(t *testing.T) {
+	l := emu.LinkConfig{RateBps: 10e6, Delay: 5 * time.Millisecond}
+	topo, err := emu.NewTopology(1, emu.PathSpec{Up: l, Down: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Close()
+	c, s, err := topo.AddFlow(emu.PathSpec{}, topo.Links[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Start(topo.Net, c, s, Spec{Kind: Bulk}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // real time: this test is about the wall clock
+	if err := f.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	g := f.Goodput()
+	if got := float64(g.Total()) * 8; got < 1e6 || got > 10e6 {
+		t.Errorf("%v bits in 1 s of real time, want in [1e6, 1e7]", got)
+	}
+}

@@ -5,6 +5,10 @@
 // a propagation delay with optional jitter, a drop-tail queue measured in
 // bytes, Bernoulli or Gilbert–Elliott loss, outage windows, a piecewise
 // Schedule of changes, or a Mahimahi delivery Trace in place of the rate.
+// A route between two addresses may cross several links in turn
+// (Network.Route), and a link may lie on several routes, whose packets then
+// share its queue and rate: NewSharedTopology puts client paths behind one
+// bottleneck, and Topology.AddFlow adds cross-traffic endpoints on any links.
 //
 // The emulator uses only time, sync, channels and seeded math/rand, so the
 // same code runs in real time and inside a testing/synctest bubble, where
