@@ -336,4 +336,3 @@ func (l *Listener) forget(s *Session) {
 		delete(l.perIP, s.srcIP)
 	}
 }
-

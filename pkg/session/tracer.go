@@ -23,8 +23,8 @@ type tracer struct {
 	ptoCount    uint32
 	packetsSent uint64
 	packetsLost uint64
-	lossRate    float64   // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
-	lastRecv    time.Time // last packet received on the connection
+	lossRate    float64             // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
+	lastRecv    time.Time           // last packet received on the connection
 	sizes       *[sizeRing]sentSize // allocated with the first 1-RTT packet: a connection that never completes its handshake costs little
 	wake        chan struct{}
 	fwd         qlogwriter.Recorder // optional qlog file
