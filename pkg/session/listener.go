@@ -266,7 +266,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		}
 		l.mu.Lock()
 		s = l.sessions[f.SessionID]
-		ok := s != nil && hmac.Equal(f.MAC[:], func() []byte { m := joinMAC(s.joinKey[:], f.SessionID, f.Nonce, binding); return m[:] }())
+		ok := s != nil && verifyJoin(s.joinKey, f, binding)
 		if !ok {
 			l.rejected++
 		}
@@ -335,4 +335,10 @@ func (l *Listener) forget(s *Session) {
 	if l.perIP[s.srcIP]--; l.perIP[s.srcIP] <= 0 {
 		delete(l.perIP, s.srcIP)
 	}
+}
+// verifyJoin reports whether join carries the MAC of a session keyed by key
+// over the connection whose exporter binding is given.
+func verifyJoin(key [32]byte, join *wire.Join, binding [32]byte) bool {
+	m := joinMAC(key[:], join.SessionID, join.Nonce, binding)
+	return hmac.Equal(join.MAC[:], m[:])
 }

@@ -1,0 +1,111 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"testing"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// FuzzReorderBuf checks the reorder buffer against a model: arbitrary
+// segments (sequence number, offset, length) are offered; the buffer keeps
+// exactly those that fit, its held bytes never overlap and never pass the
+// limit, its runs stay sorted and disjoint, and popping in order hands back
+// every byte once.
+func FuzzReorderBuf(f *testing.F) {
+	f.Add([]byte{1, 10, 5, 3, 30, 5, 2, 15, 15})
+	f.Add([]byte{1, 1, 1, 1, 1, 1, 2, 2, 2})
+	f.Fuzz(func(t *testing.T, script []byte) {
+		const limit = 4096
+		var rb reorderBuf
+		next, nextOff := uint64(0), uint64(0)
+		type seg struct{ off, n uint64 }
+		model := map[uint64]seg{}
+		for len(script) >= 3 {
+			s := next + 1 + uint64(script[0]%32)
+			o := nextOff + uint64(script[1])*8
+			n := 1 + uint64(script[2])
+			script = script[3:]
+			if rb.has(s) {
+				if _, ok := model[s]; !ok {
+					t.Fatalf("has(%d) without the segment", s)
+				}
+				continue
+			}
+			if rb.fits(s, o, n, next, nextOff, limit) != nil {
+				continue
+			}
+			// The model agrees that it fits: no overlap with any held
+			// segment, and room for the missing numbers on both sides.
+			for q, g := range model {
+				if q < s && g.off+g.n+(s-q-1) > o || q > s && o+n+(q-s-1) > g.off {
+					t.Fatalf("segment %d at %d+%d accepted next to %d at %d+%d", s, o, n, q, g.off, g.n)
+				}
+			}
+			if err := rb.insert(s, o, make([]byte, n)); err != nil {
+				continue // a count bound
+			}
+			model[s] = seg{o, n}
+			var sum uint64
+			for _, g := range model {
+				sum += g.n
+				if g.off+g.n > limit {
+					t.Fatalf("held beyond the limit")
+				}
+			}
+			if sum != rb.held || len(model) != rb.segs {
+				t.Fatalf("held %d bytes in %d segments, model %d in %d", rb.held, rb.segs, sum, len(model))
+			}
+			for i := 1; i < len(rb.runs); i++ {
+				if rb.runs[i-1].end >= rb.runs[i].seq || rb.runs[i-1].endOff > rb.runs[i].off {
+					t.Fatalf("runs %d and %d overlap or touch: %+v %+v", i-1, i, rb.runs[i-1], rb.runs[i])
+				}
+			}
+			// Deliver the missing head now and then, as the in-order path does.
+			if len(script) > 0 && script[0]%4 == 0 && len(rb.runs) > 0 && rb.fits(next, nextOff, rb.runs[0].off-nextOff, next, nextOff, limit) == nil && rb.runs[0].seq == next+1 && rb.runs[0].off > nextOff {
+				next, nextOff = next+1, rb.runs[0].off
+				run, ok := rb.popFront(next)
+				if !ok {
+					t.Fatal("popFront found no run at next")
+				}
+				for q := run.seq; q < run.end; q++ {
+					delete(model, q)
+				}
+				next, nextOff = run.end, run.endOff
+			}
+		}
+		rb.release()
+	})
+}
+
+// FuzzJoinVerify: a join frame read from arbitrary bytes is accepted only
+// with the MAC of the session's key over its own connection's binding.
+func FuzzJoinVerify(f *testing.F) {
+	key := [32]byte{7}
+	binding := [32]byte{9}
+	good := &wire.Join{SessionID: [16]byte{1}, Nonce: [16]byte{2}}
+	good.MAC = joinMAC(key[:], good.SessionID, good.Nonce, binding)
+	f.Add(wire.AppendHandshake(nil, good))
+	f.Add(wire.AppendHandshake(nil, &wire.Join{}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fr, err := wire.ReadHandshake(bufio.NewReader(bytes.NewReader(b)))
+		if err != nil {
+			return
+		}
+		j, ok := fr.(*wire.Join)
+		if !ok {
+			return
+		}
+		want := joinMAC(key[:], j.SessionID, j.Nonce, binding)
+		if verifyJoin(key, j, binding) != (want == j.MAC) {
+			t.Fatalf("verifyJoin disagrees with the MAC")
+		}
+		if j.MAC == good.MAC && j.SessionID == good.SessionID && j.Nonce == good.Nonce && !verifyJoin(key, j, binding) {
+			t.Fatal("the genuine join was refused")
+		}
+		if verifyJoin(key, j, [32]byte{8}) {
+			t.Fatal("a join verified on another connection's binding")
+		}
+	})
+}
