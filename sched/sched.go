@@ -201,11 +201,17 @@ type ReceiverReport struct {
 	DuplicateBytes uint64        // bytes received more than once in the interval
 }
 
-// OnlyBackups reports whether no regular (non-backup) path can send now: the
-// condition under which backup paths become eligible.
+// OnlyBackups reports whether backup paths may carry data now: no regular
+// (non-backup) path is live. This is Linux MPTCP's rule
+// (mptcp_subflow_get_send: "pick the best backup if no other subflow is
+// active"): a regular path whose window is full still counts, so a backup
+// waits instead of carrying the overflow, and Wi-Fi's backup LTE stays idle
+// while Wi-Fi works. RFC 10069 says the same of PATH_STATUS_BACKUP: "the
+// path should only be used for sending when no other path with the status
+// 'available' is usable".
 func OnlyBackups(paths []PathInfo) bool {
 	for i := range paths {
-		if !paths[i].Backup && paths[i].SendingAllowed() {
+		if !paths[i].Backup && !paths[i].PotentiallyFailed {
 			return false
 		}
 	}

@@ -87,14 +87,25 @@ func qlogOpener(dir string, logf func(string, ...any)) func(bool, qlogwriter.Con
 
 // PathOptions describe a path being added.
 type PathOptions struct {
-	Backup bool // use the path only when no other path can send
+	Backup bool // use the path only when no other path can send; the peer learns it too (see SetPathStatus)
 }
 
 // Dial opens a session to the server at remote over the first path, whose
 // packets go through pc. It owns pc from then on (closing the session closes
-// it, as does a failed Dial). Add more paths with
-// AddPath.
+// it, as does a failed Dial). Add more paths with AddPath.
+//
+// ctx bounds the first path's QUIC handshake and the session handshake that
+// follows, not the session's life. tlsConf is cloned and its NextProtos set
+// to ALPN ("mpqsched/1"). The session's scheduler (cfg.Scheduler) decides
+// where the data this end sends goes: for a download, the server's
+// scheduler decides.
 func Dial(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *tls.Config, cfg *Config) (*Session, error) {
+	return DialPath(ctx, pc, remote, tlsConf, cfg, PathOptions{})
+}
+
+// DialPath is Dial with options for the first path (PathOptions.Backup makes
+// even the first path a backup, at both ends).
+func DialPath(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *tls.Config, cfg *Config, opts PathOptions) (*Session, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -103,7 +114,7 @@ func Dial(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *tls.
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.dialPath(ctx, pc, remote, nil, PathOptions{})
+	p, err := s.dialPath(ctx, pc, remote, nil, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -22,8 +22,14 @@ type path struct {
 	out    *quic.SendStream
 	in     *bufio.Reader
 	tr     *tracer
-	backup bool
+	backup bool          // this end wants the path used only as a backup (guarded by Session.mu)
 	notify chan struct{} // pokes the writer
+
+	// Path status (RFC 10069 §3.3-style), guarded by Session.mu.
+	statusSeq    uint64 // sequence number of this end's latest status
+	statusQueued bool   // in streamSet.statusQ
+	peerBackup   bool   // the peer wants the path used only as a backup
+	peerSeq      uint64 // 1 + the sequence number of the peer's latest status (0: none)
 
 	// sendDatagram is conn.SendDatagram; it may block (quic-go queues 32
 	// datagrams), so it is never called with Session.mu held.
@@ -95,7 +101,7 @@ func (p *path) info(mss uint64) sched.PathInfo {
 	pi.BytesAcked = p.bytesAcked
 	pi.DeliveryRate = p.rate.bps
 	pi.SegmentsInFlight = p.segsInFlight
-	pi.Backup = p.backup
+	pi.Backup = p.backup || p.peerBackup
 	pi.PotentiallyFailed = p.failed
 	return pi
 }
@@ -268,6 +274,9 @@ func (s *Session) attach(p *path) error {
 		s.allPaths = append(s.allPaths, p)
 	}
 	s.snd.pathAdded(slot)
+	if p.backup {
+		s.setStatusLocked(p, true) // the peer's scheduler must know too
+	}
 	s.rcv.ackDue = p.lastProgress // announce the whole receive window at once
 	s.mu.Unlock()
 	poke(s.ackWake)

@@ -111,7 +111,7 @@ func (s *Session) Stats() Stats {
 		st.PacketsLost += pi.PacketsLost
 		st.Paths = append(st.Paths, PathStats{
 			ID:                p.id,
-			Backup:            p.backup,
+			Backup:            p.backup || p.peerBackup,
 			PotentiallyFailed: p.failed,
 			BytesSent:         p.bytesSent,
 			BytesAcked:        p.bytesAcked,

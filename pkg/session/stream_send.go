@@ -152,7 +152,7 @@ func (s *Session) fillLocked(target int) {
 	ss := &s.streams
 	for sn.pend.Len() < target {
 		off := sn.pendOff + uint64(sn.pend.Len())
-		if ss.ctlMaxStream || len(ss.ctl) > 0 {
+		if ss.ctlPending() {
 			if !s.frameCtlLocked(off) {
 				return // the window is full even for control records
 			}
@@ -218,9 +218,17 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 	var typ byte
 	var id, n uint64
 	var st *Stream
-	if ss.ctlMaxStream {
+	var ps *path
+	switch {
+	case len(ss.statusQ) > 0:
+		ps = ss.statusQ[0]
+		typ, id, n = wire.RecPathStatus, uint64(ps.id), ps.statusSeq<<1
+		if ps.backup {
+			n |= 1
+		}
+	case ss.ctlMaxStream:
 		typ, id = wire.RecMaxStreams, ss.peerLimit
-	} else {
+	default:
 		st = ss.ctl[0]
 		switch {
 		case st.ctl&ctlReset != 0:
@@ -236,6 +244,10 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 	}
 	sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], typ, id, n))
 	switch {
+	case ps != nil:
+		ps.statusQueued = false
+		ss.statusQ[0] = nil
+		ss.statusQ = ss.statusQ[1:]
 	case st == nil:
 		ss.ctlMaxStream = false
 	case typ == wire.RecReset:
@@ -257,4 +269,6 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 }
 
 // ctlPending reports whether control records wait to be framed.
-func (ss *streamSet) ctlPending() bool { return ss.ctlMaxStream || len(ss.ctl) > 0 }
+func (ss *streamSet) ctlPending() bool {
+	return ss.ctlMaxStream || len(ss.ctl) > 0 || len(ss.statusQ) > 0
+}

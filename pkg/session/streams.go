@@ -38,6 +38,7 @@ type streamSet struct {
 	ready        []*Stream // streams with data or an end to send, round-robin
 	ctl          []*Stream // streams with control records to send, FIFO
 	ctlMaxStream bool      // a MAX_STREAMS record is due
+	statusQ      []*path   // paths whose status the peer must learn (at most one entry per path)
 
 	queued      uint64 // bytes in every stream's send buffer
 	finsPending int    // streams closed whose end has not gone out yet

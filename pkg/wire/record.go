@@ -45,9 +45,10 @@ type RecordHandler interface {
 	StreamData(id uint64, p []byte) error // p is only valid during the call
 	StreamFin(id uint64) error
 	StreamReset(id uint64, code uint64) error
-	StreamMaxData(id uint64, limit uint64) error    // the peer raised the stream's send limit, bytes
-	StreamStopSending(id uint64, code uint64) error // the peer discards what we send on the stream
-	MaxStreams(count uint64) error                  // the peer lets us open streams with index < count
+	StreamMaxData(id uint64, limit uint64) error           // the peer raised the stream's send limit, bytes
+	StreamStopSending(id uint64, code uint64) error        // the peer discards what we send on the stream
+	MaxStreams(count uint64) error                         // the peer lets us open streams with index < count
+	PathStatus(path uint64, seq uint64, backup bool) error // the peer wants path used as a backup (or not); seq orders its updates
 }
 
 // Feed parses p. An error is a connection error: the peer sent a malformed
@@ -82,7 +83,7 @@ func (rp *RecordParser) Feed(p []byte, h RecordHandler) error {
 func (rp *RecordParser) tryHeader(h RecordHandler) (bool, error) {
 	b := rp.hdr[:rp.nhdr]
 	t := b[0]
-	if t < RecData || t > RecMaxStreams {
+	if t < RecData || t > RecPathStatus {
 		return false, malformed("unknown record type %#x", t)
 	}
 	id, l, err := quicvarint.Parse(b[1:])
@@ -111,6 +112,8 @@ func (rp *RecordParser) tryHeader(h RecordHandler) (bool, error) {
 		return true, h.StreamMaxData(id, n)
 	case RecStopSending:
 		return true, h.StreamStopSending(id, n)
+	case RecPathStatus:
+		return true, h.PathStatus(id, n>>1, n&1 == 1)
 	}
 	if n == 0 || n > MaxRecordData {
 		return false, malformed("record data length %d outside [1, %d]", n, MaxRecordData)

@@ -46,6 +46,7 @@ const (
 	RecMaxData     byte = 0x04 // the sender may send stream bytes below a limit (MAX_STREAM_DATA): id, limit in bytes
 	RecStopSending byte = 0x05 // the receiver discards the stream (STOP_SENDING): id, error code
 	RecMaxStreams  byte = 0x06 // the peer may open streams with index below a count (MAX_STREAMS): count in the id field
+	RecPathStatus  byte = 0x07 // the sender's wish for a path (RFC 10069 PATH_STATUS_BACKUP/AVAILABLE): path ID, then seq<<1 | backup
 )
 
 // Magic opens every path's data stream: "MPQ" and the protocol version 2.

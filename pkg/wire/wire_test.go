@@ -114,6 +114,10 @@ func (s *recSink) StreamStopSending(id uint64, c uint64) error {
 	s.ctl = append(s.ctl, fmt.Sprint("stop ", id, " ", c))
 	return nil
 }
+func (s *recSink) PathStatus(p, seq uint64, backup bool) error {
+	s.ctl = append(s.ctl, fmt.Sprint("status ", p, " ", seq, " ", backup))
+	return nil
+}
 func (s *recSink) MaxStreams(n uint64) error {
 	s.ctl = append(s.ctl, fmt.Sprint("maxstreams ", n))
 	return nil
@@ -129,8 +133,9 @@ func TestRecordParserPiecewise(t *testing.T) {
 	b = AppendRecordHeader(b, RecMaxData, 8, 1<<30)
 	b = AppendRecordHeader(b, RecStopSending, 10, 3)
 	b = AppendRecordHeader(b, RecMaxStreams, 300, 0)
-	want := "[reset 6 77 maxdata 8 1073741824 stop 10 3 maxstreams 300]"
-	for _, typ := range []byte{RecData, RecFin, RecReset, RecMaxData, RecStopSending, RecMaxStreams} {
+	b = AppendRecordHeader(b, RecPathStatus, 2, 5<<1|1)
+	want := "[reset 6 77 maxdata 8 1073741824 stop 10 3 maxstreams 300 status 2 5 true]"
+	for _, typ := range []byte{RecData, RecFin, RecReset, RecMaxData, RecStopSending, RecMaxStreams, RecPathStatus} {
 		if got, want := RecordHeaderLen(typ, 300, 1<<20), len(AppendRecordHeader(nil, typ, 300, 1<<20)); got != want || got > MaxRecordHeaderLen {
 			t.Errorf("RecordHeaderLen(%#x) = %d, encoded %d (max %d)", typ, got, want, MaxRecordHeaderLen)
 		}
@@ -211,6 +216,7 @@ func FuzzRecordParser(f *testing.F) {
 	f.Add(AppendRecordHeader(nil, RecMaxData, 4, 1<<20))
 	f.Add(AppendRecordHeader(nil, RecStopSending, 4, 2))
 	f.Add(AppendRecordHeader(nil, RecMaxStreams, 100, 0))
+	f.Add(AppendRecordHeader(nil, RecPathStatus, 1, 3))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s := &recSink{data: map[uint64][]byte{}, fin: map[uint64]bool{}}
 		var p RecordParser

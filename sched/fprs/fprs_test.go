@@ -408,8 +408,9 @@ func TestUsablePaths(t *testing.T) {
 			sched.Decision{Action: sched.SendNext, Paths: sched.Of(1)}},
 		{"backup idle while a regular path has room", []sched.PathInfo{backup, schedtest.Path(2, 20*ms, 5, 0)},
 			sched.Decision{Action: sched.SendNext, Paths: sched.Of(1)}},
-		{"backup when regular paths are full", []sched.PathInfo{backup, schedtest.Path(2, 20*ms, 5, 5)},
-			sched.Decision{Action: sched.SendNext, Paths: sched.Of(0)}},
+		// Linux MPTCP: "pick the best backup if no other subflow is active".
+		{"no backup while a regular path is live, even full", []sched.PathInfo{backup, schedtest.Path(2, 20*ms, 5, 5)},
+			sched.Decision{Action: sched.Wait}},
 		{"unmeasured path probed", []sched.PathInfo{schedtest.Path(2, 20*ms, 5, 5), fresh},
 			sched.Decision{Action: sched.SendNext, Paths: sched.Of(1)}},
 		{"all full", []sched.PathInfo{schedtest.Path(1, 5*ms, 5, 5), schedtest.Path(2, 20*ms, 5, 5)},

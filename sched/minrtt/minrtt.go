@@ -1,6 +1,7 @@
 // Package minrtt is the default scheduler: the path with the lowest smoothed
 // RTT that has congestion-window room takes the next segment. Backup paths are
-// used only when no other path can send. A path with no RTT sample yet ranks
+// used only when no regular path is live (sched.OnlyBackups, Linux MPTCP's
+// rule): a full regular path makes the segment wait, not go to the backup. A path with no RTT sample yet ranks
 // after every path that has one, so a new path is used once the measured
 // paths are full (as the kernel's default scheduler probes new subflows).
 package minrtt
@@ -33,26 +34,18 @@ func (*Scheduler) Decide(_ *sched.ConnInfo, paths []sched.PathInfo) sched.Decisi
 // Pick returns the index of the path minRTT would send on, or -1 if no path
 // can send. Other schedulers use it for their "fastest path with room" step.
 func Pick(paths []sched.PathInfo) int {
-	best, bestBackup := -1, -1
+	backups := sched.OnlyBackups(paths)
+	best := -1
 	for i := range paths {
 		p := &paths[i]
-		if !p.SendingAllowed() {
-			continue
-		}
-		if p.Backup {
-			if bestBackup < 0 || Faster(p, &paths[bestBackup]) {
-				bestBackup = i
-			}
+		if !p.SendingAllowed() || p.Backup && !backups {
 			continue
 		}
 		if best < 0 || Faster(p, &paths[best]) {
 			best = i
 		}
 	}
-	if best >= 0 {
-		return best
-	}
-	return bestBackup
+	return best
 }
 
 // Fastest returns the index of the non-backup, non-failed path with the

@@ -8,7 +8,9 @@ import (
 	"github.com/mpqsched/mpqsched/sched/schedtest"
 )
 
-// "the lowest-RTT path with window space; backups last"
+// "the lowest-RTT path with window space; backups last", and Linux MPTCP's
+// "pick the best backup if no other subflow is active": a backup is used
+// only when every regular path has failed, not when they are full.
 func TestPick(t *testing.T) {
 	ms := time.Millisecond
 	full := func(p sched.PathInfo) sched.PathInfo { p.BytesInFlight = p.CongestionWindow; return p }
@@ -26,7 +28,8 @@ func TestPick(t *testing.T) {
 		{"fast full, slow has room", []sched.PathInfo{full(fast), slow}, 1},
 		{"all full", []sched.PathInfo{full(fast), full(slow)}, -1},
 		{"backup only when nothing else can send", []sched.PathInfo{backup(fast), slow}, 1},
-		{"backup when the others are full", []sched.PathInfo{backup(fast), full(slow)}, 0},
+		{"no backup while a regular path is live, even full", []sched.PathInfo{backup(fast), full(slow)}, -1},
+		{"backup when the regular paths failed", []sched.PathInfo{backup(slow), failed(fast)}, 0},
 		{"failed paths are skipped", []sched.PathInfo{failed(fast), slow}, 1},
 		{"an unmeasured path ranks last", []sched.PathInfo{unmeasured, slow}, 1},
 		{"an unmeasured path is used when measured ones are full", []sched.PathInfo{unmeasured, full(slow)}, 0},

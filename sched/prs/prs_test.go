@@ -156,7 +156,8 @@ func TestUsablePaths(t *testing.T) {
 		{"single path with space", []sched.PathInfo{path(2, 50*ms, 20, 0, 0)}, 0},
 		{"single full path", []sched.PathInfo{path(2, 50*ms, 20, 20, 0)}, -1},
 		{"backup idle while a regular path has space", []sched.PathInfo{backup, path(2, 50*ms, 20, 0, 0)}, 1},
-		{"backup when regular paths are full", []sched.PathInfo{backup, path(2, 50*ms, 20, 20, 0)}, 0},
+		// Linux MPTCP: "pick the best backup if no other subflow is active".
+		{"no backup while a regular path is live, even full", []sched.PathInfo{backup, path(2, 50*ms, 20, 20, 0)}, -1},
 		{"unmeasured path probed when measured are full", []sched.PathInfo{path(2, 10*ms, 20, 20, 0), fresh}, 1},
 		{"unmeasured path not used while a measured one has space", []sched.PathInfo{path(2, 10*ms, 20, 0, 0), fresh}, 0},
 	})
