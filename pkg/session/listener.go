@@ -336,6 +336,7 @@ func (l *Listener) forget(s *Session) {
 		delete(l.perIP, s.srcIP)
 	}
 }
+
 // verifyJoin reports whether join carries the MAC of a session keyed by key
 // over the connection whose exporter binding is given.
 func verifyJoin(key [32]byte, join *wire.Join, binding [32]byte) bool {
