@@ -173,6 +173,7 @@ func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Ad
 			s.mu.Lock()
 			s.owned = append(s.owned, tr)
 			s.mu.Unlock()
+			p.qtr, p.remote = tr, remote
 			return p, nil
 		}
 		var te *quic.TransportError

@@ -4,6 +4,31 @@ import (
 	"time"
 )
 
+// ptoFailed is the quic-go probe-timeout count that marks a path
+// potentially failed: two probe timeouts in a row with no acknowledgement
+// (about srtt + 4 rttvar + max_ack_delay, then twice that) is a dead path,
+// not a slow one. Three took about 400 ms on a 10 ms path, over the 300 ms
+// stall a multipath session should allow itself.
+const ptoFailed = 2
+
+// minHintSilence: a path the peer reports silent fails once it made no
+// progress for max(this, 2 RTT).
+const minHintSilence = 50 * time.Millisecond
+
+// silenceReported takes the peer's report that nothing arrived on path id
+// for a while (it receives, this end sends): the path fails at once if it
+// holds undelivered data and made no progress either (checkPathsLocked).
+func (s *Session) silenceReported(id uint64) {
+	s.mu.Lock()
+	for _, p := range s.slots {
+		if p != nil && uint64(p.id) == id {
+			p.silentHint = s.now()
+		}
+	}
+	s.mu.Unlock()
+	poke(s.wake)
+}
+
 // checkPathsLocked marks paths that made no progress for several RTOs as
 // potentially failed and reinjects their data; a path that receives packets
 // again is live again. It returns when to check next.
@@ -36,7 +61,8 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		if lastRecv.After(progress) {
 			progress = lastRecv
 		}
-		if now.Sub(progress) >= timeout || pto >= 3 {
+		hinted := p.silentHint.After(progress) && now.Sub(progress) >= max(minHintSilence, 2*srtt)
+		if now.Sub(progress) >= timeout || pto >= ptoFailed || hinted {
 			p.failed, p.failedAt = true, now
 			s.stats.pathFailures++
 			s.cfg.Logf("session %x: path %d potentially failed (no progress for %v, PTO count %d)", s.id[:4], p.id, now.Sub(progress), pto)

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"time"
 
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/quicvarint"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
 	"github.com/mpqsched/mpqsched/sched"
@@ -31,6 +33,12 @@ type path struct {
 	peerBackup   bool   // the peer wants the path used only as a backup
 	peerSeq      uint64 // 1 + the sequence number of the peer's latest status (0: none)
 
+	// Client side: what rejoining the path needs, and its probing state
+	// (guarded by Session.mu; see probe.go).
+	qtr    *quic.Transport
+	remote net.Addr
+	probe  probeState
+
 	// sendDatagram is conn.SendDatagram; it may block (quic-go queues 32
 	// datagrams), so it is never called with Session.mu held.
 	sendDatagram func([]byte) error
@@ -43,6 +51,7 @@ type path struct {
 	segsInFlight uint64
 	failed       bool
 	failedAt     time.Time
+	silentHint   time.Time // when the peer last reported the path silent
 	lastProgress time.Time // last connection-level acknowledgement of data this path carried
 	rate         rateEstimator
 
@@ -225,6 +234,16 @@ func (s *Session) datagramReceived(d *datagramDecoder, b []byte) error {
 			return errors.Join(ErrProtocol, errors.New("ack request with a payload"))
 		}
 		s.ackRequested()
+	case wire.TypePing:
+		if len(b) != 1 {
+			return errors.Join(ErrProtocol, errors.New("ping with a payload"))
+		}
+	case wire.TypeSilent:
+		id, n, err := quicvarint.Parse(b[1:])
+		if err != nil || 1+n != len(b) {
+			return errors.Join(ErrProtocol, errors.New("malformed silence report"))
+		}
+		s.silenceReported(id)
 	case wire.TypeReport:
 		if err := wire.ParseReport(b, &d.rep); err != nil {
 			return errors.Join(ErrProtocol, err)

@@ -165,6 +165,7 @@ func (sn *sender) pathRemoved(slot int) {
 func (s *Session) sendLoop() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var pings, rejoins []*path
 	for {
 		select {
 		case <-s.wake:
@@ -192,6 +193,11 @@ func (s *Session) sendLoop() {
 		if !probeNext.IsZero() && (next.IsZero() || probeNext.Before(next)) {
 			next = probeNext
 		}
+		var pingNext time.Time
+		pings, rejoins, pingNext = s.probeLocked(now, pings[:0], rejoins[:0])
+		if !pingNext.IsZero() && (next.IsZero() || pingNext.Before(next)) {
+			next = pingNext
+		}
 		if t := s.rcv.nextSample; s.rcv.delivered > 0 && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
@@ -199,6 +205,14 @@ func (s *Session) sendLoop() {
 		s.mu.Unlock()
 		if probe != nil {
 			_ = probe.sendDatagram([]byte{wire.TypeAckReq})
+		}
+		for _, p := range pings {
+			_ = p.sendDatagram([]byte{wire.TypePing})
+			s.reportSilence(p)
+		}
+		for _, p := range rejoins {
+			s.wg.Add(1)
+			go func() { defer s.wg.Done(); s.rejoinPath(p) }()
 		}
 		if !next.IsZero() {
 			timer.Reset(max(next.Sub(now), time.Millisecond))

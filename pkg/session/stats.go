@@ -19,6 +19,8 @@ type counters struct {
 	oooSegments     uint64 // segments that arrived out of order
 	maxReorder      uint64 // peak reorder-buffer occupancy, bytes
 	ackRequests     uint64 // AckReqs sent (acks presumed lost)
+	pings           uint64 // pings sent on silent paths (client)
+	rejoins         uint64 // paths joined again after an outage (client)
 }
 
 // PathStats is one path's share of a session's traffic.
@@ -48,6 +50,8 @@ type Stats struct {
 	OpportunisticSegs uint64 // copies sent on a faster path because they held the peer's window (Config.OpportunisticReinjection)
 	PathFailures      uint64 // times a path was marked potentially failed
 	AckRequests       uint64 // times the sender asked for an Ack it presumed lost
+	Pings             uint64 // pings sent to probe silent paths (client)
+	Rejoins           uint64 // paths joined again with a fresh connection after an outage (client)
 	PacketsLost       uint64 // QUIC packets lost on all current paths
 	UnackedSegments   uint64 // segments sent or cut and not yet acknowledged
 	SendBufferedBytes uint64 // application bytes waiting to be cut into segments
@@ -96,6 +100,8 @@ func (s *Session) Stats() Stats {
 		OpportunisticSegs: s.stats.opportunistic,
 		PathFailures:      s.stats.pathFailures,
 		AckRequests:       s.stats.ackRequests,
+		Pings:             s.stats.pings,
+		Rejoins:           s.stats.rejoins,
 		UnackedSegments:   uint64(len(s.snd.segs)),
 		SendBufferedBytes: uint64(s.snd.pend.Len()),
 		DeliveredBytes:    r.delivered,

@@ -25,6 +25,7 @@ type tracer struct {
 	packetsLost uint64
 	lossRate    float64             // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
 	lastRecv    time.Time           // last packet received on the connection
+	gap         time.Duration       // EWMA (1/8) of the time between received packets (gaps of 1 s or more left out)
 	sizes       *[sizeRing]sentSize // allocated with the first 1-RTT packet: a connection that never completes its handshake costs little
 	wake        chan struct{}
 	fwd         qlogwriter.Recorder // optional qlog file
@@ -97,7 +98,11 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 			wake = true
 		}
 	case qlog.PacketReceived:
-		t.lastRecv = time.Now()
+		now := time.Now()
+		if gap := now.Sub(t.lastRecv); !t.lastRecv.IsZero() && gap < time.Second {
+			t.gap += (gap - t.gap) / 8
+		}
+		t.lastRecv = now
 	case qlog.PTOCountUpdated:
 		t.ptoCount = ev.PTOCount
 		wake = true

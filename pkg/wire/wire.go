@@ -34,6 +34,8 @@ const (
 	TypeAck    byte = 0x20 // connection-level acknowledgement and window
 	TypeReport byte = 0x21 // receiver measurements for learning schedulers
 	TypeAckReq byte = 0x22 // sender → receiver: send an Ack now (the last one may be lost)
+	TypePing   byte = 0x23 // either way: a probe of a silent path (ack-eliciting at the QUIC level; no payload, nothing to do)
+	TypeSilent byte = 0x24 // receiver → sender: nothing arrived on a path for a while (path ID, varint)
 )
 
 // Record types in the connection-level byte stream. Every record is a type

@@ -1,0 +1,175 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+
+	"github.com/quic-go/quic-go/quicvarint"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// Fast recovery of a path after an outage (client side).
+//
+// quic-go backs its probe timeout off exponentially while a path is dead:
+// after a 5 s outage its next probe may come seconds after the link
+// returned, and its window is full of packets sent into the outage, so
+// nothing else can go out on that connection. The client therefore probes a
+// silent path itself with tiny ack-eliciting datagrams (TypePing, about 40
+// bytes on the wire) at a bounded rate, and once a probe is answered after a
+// long silence it joins the path again with a fresh QUIC connection on the
+// same socket: the new connection starts from quic-go's initial window (a
+// safe value, not the pre-outage one) with no backoff, and the old one is
+// closed, its unacknowledged data already reinjected on the other paths.
+//
+// With each ping, the client also tells the server on its best live path
+// that the path is silent (TypeSilent): the server, which sends, marks it
+// failed at once if it has data on it that made no progress, so the data
+// goes again on the other paths ~100 ms into an outage instead of ~300.
+//
+// Cost: one ping per max(path RTT, minPingInterval) while a path is silent,
+// and one silence report on another path, about 200 bytes per second each;
+// one QUIC handshake per recovered outage.
+
+// Timing of the probing.
+const (
+	minSilence      = 100 * time.Millisecond // no packet for max(3 RTT, 4 mean packet gaps, this) makes a path silent
+	minPingInterval = 200 * time.Millisecond // pings on a silent path at most this often
+	rejoinSilence   = time.Second            // a silence this long is recovered by a fresh connection
+	activeWindow    = 500 * time.Millisecond // another path must have received within this for a silence to count
+)
+
+// probeState is a path's probing state (client side).
+type probeState struct {
+	silentFrom time.Time // the last packet before the silence (zero: not silent)
+	lastPing   time.Time
+	pings      int
+	rejoining  bool
+	report     bool // a silence report is due (sent with the ping)
+}
+
+// probeLocked updates every path's probing state at now. It returns the
+// paths to ping, the paths to join again, and when to look next.
+func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*path, time.Time) {
+	var next time.Time
+	earliest := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	if !s.isClient {
+		return ping, rejoin, next
+	}
+	type seen struct {
+		last      time.Time
+		srtt, gap time.Duration
+	}
+	var view [len(s.slots)]seen
+	var newest time.Time // the latest packet on any path
+	for i, p := range s.slots {
+		if p == nil {
+			continue
+		}
+		p.tr.mu.Lock()
+		view[i] = seen{p.tr.lastRecv, p.tr.srtt, p.tr.gap}
+		p.tr.mu.Unlock()
+		newest = max2(newest, view[i].last)
+	}
+	for i, p := range s.slots {
+		if p == nil || p.qtr == nil || view[i].last.IsZero() {
+			continue
+		}
+		ps := &p.probe
+		last, srtt := view[i].last, view[i].srtt
+		silence := max(minSilence, 3*srtt, 4*view[i].gap) // a slow path's packets are far apart
+		if !ps.silentFrom.IsZero() && last.After(ps.silentFrom) {
+			// A packet came back: long silences are recovered with a new
+			// connection, short ones need nothing.
+			if ps.pings > 0 && last.Sub(ps.silentFrom) >= rejoinSilence && !ps.rejoining {
+				ps.rejoining = true
+				rejoin = append(rejoin, p)
+			}
+			if !ps.rejoining {
+				*ps = probeState{}
+			}
+			continue
+		}
+		othersActive := now.Sub(newest) < activeWindow && newest.After(last)
+		if ps.silentFrom.IsZero() {
+			if now.Sub(last) >= silence && (othersActive || p.failed) {
+				ps.silentFrom = last
+			} else {
+				earliest(last.Add(silence))
+				continue
+			}
+		}
+		if ps.rejoining {
+			continue
+		}
+		every := max(minPingInterval, srtt)
+		if now.Sub(ps.lastPing) >= every {
+			ps.lastPing = now
+			ps.pings++
+			s.stats.pings++
+			ping = append(ping, p)
+			p.probe.report = true
+		}
+		earliest(ps.lastPing.Add(every))
+	}
+	return ping, rejoin, next
+}
+
+// rejoinPath replaces p by a fresh connection on the same socket, joined
+// to the session, and removes p. On failure p stays and probing goes on.
+func (s *Session) rejoinPath(p *path) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.HandshakeTimeout)
+	defer cancel()
+	j := &wire.Join{SessionID: s.id}
+	rand.Read(j.Nonce[:])
+	s.mu.Lock()
+	opts := PathOptions{Backup: p.backup}
+	s.mu.Unlock()
+	np, err := s.dialAttempt(ctx, p.qtr, p.remote, j, opts)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.probe = probeState{}
+	if err != nil {
+		s.cfg.Logf("session %x: path %d: joining again after an outage failed: %v", s.id[:4], p.id, err)
+		return
+	}
+	np.qtr, np.remote = p.qtr, p.remote
+	if s.closed || s.slots[p.slot] != p {
+		go np.conn.CloseWithError(codePathRemoved, "path removed")
+		return
+	}
+	s.cfg.Logf("session %x: path %d back after an outage: joined again as path %d", s.id[:4], p.id, np.id)
+	s.stats.rejoins++
+	s.removeLocked(p, s.now())
+	s.mu.Unlock()
+	err = s.attach(np)
+	s.mu.Lock()
+	if err != nil {
+		go np.conn.CloseWithError(codeInternal, err.Error())
+	}
+}
+
+// reportSilence tells the peer, on the best other live path, that p is
+// silent. s.mu is not held.
+func (s *Session) reportSilence(p *path) {
+	s.mu.Lock()
+	var via *path
+	if p.probe.report {
+		p.probe.report = false
+		for _, q := range s.slots {
+			if q != nil && q != p && !q.failed && q.probe.silentFrom.IsZero() {
+				via = q
+				break
+			}
+		}
+	}
+	s.mu.Unlock()
+	if via != nil {
+		_ = via.sendDatagram(quicvarint.Append([]byte{wire.TypeSilent}, uint64(p.id)))
+	}
+}

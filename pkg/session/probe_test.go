@@ -1,0 +1,74 @@
+package session
+
+import (
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+)
+
+// The client's probing of a silent path, step by step with an injected
+// clock: silent after max(100 ms, 3 RTT) while another path receives; a
+// ping every max(RTT, 200 ms); an answer after a silence of 1 s or more
+// joins the path again, an answer after a short one only ends the probing.
+func TestProbeSilentPath(t *testing.T) {
+	c, _ := (&Config{}).withDefaults()
+	s, err := newSession(c, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	mk := func(slot int) *path {
+		p := &path{id: 0, slot: slot, tr: &tracer{srtt: 10 * time.Millisecond, lastRecv: t0}, qtr: nil}
+		s.slots[slot] = p
+		return p
+	}
+	a, b := mk(0), mk(1)
+	b.id = 1
+	a.qtr, b.qtr = newTransportStub(), newTransportStub()
+	recv := func(p *path, at time.Duration) { p.tr.lastRecv = t0.Add(at) }
+	type step struct {
+		at         time.Duration
+		aRecv      time.Duration // if non-zero, a packet on a at this time
+		wantPing   bool
+		wantRejoin bool
+	}
+	steps := []step{
+		{at: 50 * time.Millisecond},                  // not silent yet
+		{at: 100 * time.Millisecond, wantPing: true}, // silent for 100 ms: first ping
+		{at: 200 * time.Millisecond},                 // next ping 200 ms after the first
+		{at: 300 * time.Millisecond, wantPing: true},
+		{at: 350 * time.Millisecond, aRecv: 340 * time.Millisecond}, // answered after 340 ms: no rejoin
+		{at: 2 * time.Second, wantPing: true},                       // silent again
+		{at: 2200 * time.Millisecond, wantPing: true},
+		{at: 3500 * time.Millisecond, aRecv: 3490 * time.Millisecond, wantRejoin: true}, // answered after 3.15 s of silence
+	}
+	for _, st := range steps {
+		recv(b, st.at) // the other path keeps receiving
+		if st.aRecv != 0 {
+			recv(a, st.aRecv)
+		}
+		ping, rejoin, _ := s.probeLocked(t0.Add(st.at), nil, nil)
+		gotPing := len(ping) == 1 && ping[0] == a
+		gotRejoin := len(rejoin) == 1 && rejoin[0] == a
+		if len(ping) > 1 || len(ping) == 1 && ping[0] != a {
+			t.Fatalf("at %v: pinged %d paths", st.at, len(ping))
+		}
+		if gotPing != st.wantPing || gotRejoin != st.wantRejoin {
+			t.Errorf("at %v: ping %v rejoin %v, want %v %v", st.at, gotPing, gotRejoin, st.wantPing, st.wantRejoin)
+		}
+	}
+	// A path the server does not use is not silent while nothing else
+	// arrives either: no ping when every path is quiet.
+	c2, _ := (&Config{}).withDefaults()
+	s2, _ := newSession(c2, true, nil)
+	q := &path{tr: &tracer{srtt: 10 * time.Millisecond, lastRecv: t0}, qtr: newTransportStub()}
+	s2.slots[0] = q
+	if ping, _, _ := s2.probeLocked(t0.Add(5*time.Second), nil, nil); len(ping) != 0 {
+		t.Errorf("pinged a quiet path while nothing else arrived")
+	}
+}
+
+// newTransportStub is a non-nil transport for paths that probeLocked may
+// consider rejoining (it never dials in these tests).
+func newTransportStub() *quic.Transport { return &quic.Transport{} }
