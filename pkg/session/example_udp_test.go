@@ -74,6 +74,7 @@ func Example_udp() {
 	if _, err := cli.AddPath(ctx, listen(), ln.Addr(), session.PathOptions{}); err != nil {
 		log.Fatal(err)
 	}
+	paths := len(cli.Paths()) // before the server ends the session
 	st, err := cli.OpenStream()
 	if err != nil {
 		log.Fatal(err)
@@ -84,7 +85,7 @@ func Example_udp() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("received %d bytes over %d paths, intact: %v\n", n, len(cli.Paths()), [32]byte(h.Sum(nil)) == sha256.Sum256(data))
+	fmt.Printf("received %d bytes over %d paths, intact: %v\n", n, paths, [32]byte(h.Sum(nil)) == sha256.Sum256(data))
 	// Output:
 	// unpinned certificate refused: true
 	// received 1048576 bytes over 2 paths, intact: true

@@ -77,6 +77,29 @@ func (s *Session) opportunisticLocked(now time.Time) int {
 		s.enqueueLocked(sn.slots[best], best, g, now)
 		s.stats.opportunistic++
 		n++
+		s.penaliseLocked(g, sn.slots[best], now)
 	}
 	return n
+}
+
+// penaliseLocked halves the session window of every path but the one in
+// slot keep that carried g, the segment that held up the peer's window:
+// Linux MPTCP's penalisation, which pairs with its opportunistic
+// retransmission ("the subflow that caused the blocking gets its
+// congestion window halved", Raiciu et al., NSDI 2012, §4.2).
+func (s *Session) penaliseLocked(g *segment, keep int, now time.Time) {
+	for set := g.sentOn &^ (1 << uint(keep)); set != 0; {
+		slot := bits.TrailingZeros64(set)
+		set &^= 1 << uint(slot)
+		p := s.slots[slot]
+		if p == nil {
+			continue
+		}
+		p.tr.mu.Lock()
+		cwnd, srtt := uint64(max(p.tr.cwnd, 0)), p.tr.srtt
+		p.tr.mu.Unlock()
+		if p.window.penalise(now, cwnd, srtt, s.snd.segSize) {
+			s.stats.penalised++
+		}
+	}
 }

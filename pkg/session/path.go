@@ -54,6 +54,7 @@ type path struct {
 	silentHint   time.Time // when the peer last reported the path silent
 	lastProgress time.Time // last connection-level acknowledgement of data this path carried
 	rate         rateEstimator
+	window       sessWindow // on top of quic-go's congestion window (window.go)
 
 	// receiver
 	recvBytes  uint64 // segment payload bytes received on this path
@@ -104,6 +105,7 @@ func (p *path) info(mss uint64) sched.PathInfo {
 		PTOCount:             t.ptoCount,
 	}
 	t.mu.Unlock()
+	pi.CongestionWindow = p.window.limit(pi.CongestionWindow)
 	pi.BytesQueued = p.queuedBytes
 	pi.MSS = mss
 	pi.BytesSent = p.bytesSent
@@ -282,6 +284,7 @@ func (s *Session) attach(p *path) error {
 	}
 	p.slot = slot
 	p.notify = make(chan struct{}, 1)
+	p.window.init()
 	p.sendDatagram = p.conn.SendDatagram
 	if wrapDatagram != nil {
 		p.sendDatagram = wrapDatagram(s, p.sendDatagram)

@@ -146,7 +146,7 @@ func TestAckCostBoundedByRanges(t *testing.T) {
 	}
 	el := time.Since(start)
 	t.Logf("%d holes; 10,000 ack requests and Acks in %v", holes, el)
-	if el > 50*time.Millisecond {
+	if el > 50*time.Millisecond && !raceEnabled { // the race detector slows every access ~50×
 		t.Errorf("10,000 Acks over %d holes took %v, want < 50 ms", holes, el)
 	}
 	if len(a.Ranges) != wire.MaxAckRanges {

@@ -109,10 +109,11 @@ type Config struct {
 
 	// OpportunisticReinjection, when the peer's receive window blocks new
 	// data, sends the segments holding the window back again on a path
-	// with room and a lower smoothed RTT than every path that carried them:
-	// Linux MPTCP's opportunistic retransmission, without its penalisation
-	// of the slow path (quic-go does not let a caller shrink a congestion
-	// window). Off by default, as in the MPQUIC schedulers' papers.
+	// with room and a lower smoothed RTT than every path that carried them,
+	// and halves the session window (window.go) of the slower paths that
+	// carried them, at most once per their RTT: Linux MPTCP's opportunistic
+	// retransmission with penalisation. Off by default, as in the MPQUIC
+	// schedulers' papers.
 	OpportunisticReinjection bool
 }
 

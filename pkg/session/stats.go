@@ -20,6 +20,7 @@ type counters struct {
 	maxReorder      uint64 // peak reorder-buffer occupancy, bytes
 	ackRequests     uint64 // AckReqs sent (acks presumed lost)
 	pings           uint64 // pings sent on silent paths (client)
+	penalised       uint64 // session-window halvings of paths that held up the peer's window
 	rejoins         uint64 // paths joined again after an outage (client)
 }
 
@@ -34,7 +35,7 @@ type PathStats struct {
 	PacketsSent       uint64        // QUIC 1-RTT packets sent
 	PacketsLost       uint64        // QUIC packets declared lost (quic-go re-sends their data on this path)
 	SmoothedRTT       time.Duration // latest smoothed RTT
-	CongestionWindow  uint64        // latest congestion window, bytes
+	CongestionWindow  uint64        // latest congestion window, bytes (quic-go's, or the session window if smaller)
 }
 
 // Stats is a snapshot of what a session measured, sender and receiver side.
@@ -51,6 +52,7 @@ type Stats struct {
 	PathFailures      uint64 // times a path was marked potentially failed
 	AckRequests       uint64 // times the sender asked for an Ack it presumed lost
 	Pings             uint64 // pings sent to probe silent paths (client)
+	Penalisations     uint64 // halvings of a path's session window because it held up the peer's window (Config.OpportunisticReinjection)
 	Rejoins           uint64 // paths joined again with a fresh connection after an outage (client)
 	PacketsLost       uint64 // QUIC packets lost on all current paths
 	UnackedSegments   uint64 // segments sent or cut and not yet acknowledged
@@ -101,6 +103,7 @@ func (s *Session) Stats() Stats {
 		PathFailures:      s.stats.pathFailures,
 		AckRequests:       s.stats.ackRequests,
 		Pings:             s.stats.pings,
+		Penalisations:     s.stats.penalised,
 		Rejoins:           s.stats.rejoins,
 		UnackedSegments:   uint64(len(s.snd.segs)),
 		SendBufferedBytes: uint64(s.snd.pend.Len()),
