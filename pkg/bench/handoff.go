@@ -166,7 +166,9 @@ type eventWindow struct {
 }
 
 // handoffEvents measures every window that began before fct (times in the
-// emulator's frame) from the stall log and the path trace.
+// emulator's frame) from the stall log and the path trace. A path's recovery
+// must happen before the FCT and before the path's next event; its
+// pre-event rate is taken after its previous event.
 func handoffEvents(ws []eventWindow, log *stallLog, tr *pathTrace, fct time.Duration) []metrics.HandoffEvent {
 	ws = slices.Clone(ws)
 	slices.SortStableFunc(ws, func(a, b eventWindow) int {
@@ -181,9 +183,13 @@ func handoffEvents(ws []eventWindow, log *stallLog, tr *pathTrace, fct time.Dura
 		if len(tr.t) > 0 {
 			from = max(from, tr.t[0])
 		}
-		for _, p := range ws[:k] {
-			if p.path == w.path && p.end <= w.start {
+		limit, why := fct, "not before the FCT"
+		for j, p := range ws {
+			switch {
+			case j < k && p.path == w.path && p.end <= w.start:
 				from = max(from, p.end)
+			case j > k && p.path == w.path && p.start < limit:
+				limit, why = p.start, "not before the path's next event"
 			}
 		}
 		ev := metrics.HandoffEvent{
@@ -195,15 +201,15 @@ func handoffEvents(ws []eventWindow, log *stallLog, tr *pathTrace, fct time.Dura
 		ev.PreRateBps = tr.rate(w.path, from, w.start)
 		switch {
 		case ev.PreRateBps <= 0:
-			ev.NoRecovery = "path idle before the event"
+			ev.NoRecovery = "no traffic on the path before the event"
 		case w.end >= fct:
 			ev.NoRecovery = "link back after the FCT"
 		default:
-			if d, ok := tr.recovery(w.path, w.end, fct, RecoveryFraction*ev.PreRateBps, RecoveryWindow); ok {
+			if d, ok := tr.recovery(w.path, w.end, limit, RecoveryFraction*ev.PreRateBps, RecoveryWindow); ok {
 				s := d.Seconds()
 				ev.RecoverySec = &s
 			} else {
-				ev.NoRecovery = "not before the FCT"
+				ev.NoRecovery = why
 			}
 		}
 		out = append(out, ev)

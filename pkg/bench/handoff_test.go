@@ -151,6 +151,28 @@ func TestHandoffEventsWorked(t *testing.T) {
 			t.Errorf("%s: failover gap %v s, want 2.31 (3.0 → 5.31 s)", tc.name, ev.FailoverGapSec)
 		}
 	}
+
+	// A next outage of the same path at 6.05 s ends the search: the
+	// recovering window (5.87-6.07 s) would overlap it. One at 6.07 s lets
+	// it through.
+	for _, tc := range []struct {
+		next     time.Duration
+		recovery float64
+		reason   string
+	}{
+		{6050 * ms, -1, "not before the path's next event"},
+		{6070 * ms, 0.87, ""},
+	} {
+		ws2 := append(ws, eventWindow{path: 0, kind: "outage", start: tc.next, end: tc.next + time.Second})
+		ev := handoffEvents(ws2, &l, tr, 10*time.Second)[0]
+		got := -1.0
+		if ev.RecoverySec != nil {
+			got = *ev.RecoverySec
+		}
+		if math.Abs(got-tc.recovery) > 1e-9 || ev.NoRecovery != tc.reason {
+			t.Errorf("next event at %v: recovery %v (%q), want %v (%q)", tc.next, got, ev.NoRecovery, tc.recovery, tc.reason)
+		}
+	}
 }
 
 // A path that carried nothing before its event has nothing to recover; an
@@ -187,7 +209,7 @@ func TestHandoffEventsEdges(t *testing.T) {
 	if evs[1].RecoverySec == nil || *evs[1].RecoverySec != 0 {
 		t.Errorf("second outage: recovery %v, want 0", evs[1].RecoverySec)
 	}
-	if evs[2].RecoverySec != nil || evs[2].NoRecovery != "path idle before the event" || evs[2].Kind != "handoff" {
+	if evs[2].RecoverySec != nil || evs[2].NoRecovery != "no traffic on the path before the event" || evs[2].Kind != "handoff" {
 		t.Errorf("idle path's handoff: %+v", evs[2])
 	}
 }

@@ -70,11 +70,14 @@ type HandoffEvent struct {
 	// RecoverySec is the time from EndSec until the path carries half of
 	// PreRateBps again, s: the start of the first window of RecoveryWindowSec
 	// at or after EndSec (on the 10 ms sampling grid) over which it receives
-	// at least that rate. Null if it did not happen (see NoRecovery).
+	// at least that rate, the window ending by the FCT and by the path's next
+	// event. Null if it did not happen (see NoRecovery).
 	RecoverySec *float64 `json:"recovery_s"`
-	// NoRecovery says why RecoverySec is null: "not before the FCT" (no such
-	// window ends by the FCT), "link back after the FCT", or "path idle
-	// before the event" (PreRateBps is 0, so there is nothing to recover).
+	// NoRecovery says why RecoverySec is null: "not before the FCT" or "not
+	// before the path's next event" (no such window ends by then), "link
+	// back after the FCT", or "no traffic on the path before the event"
+	// (PreRateBps is 0: nothing to recover, e.g. a backup path, or one not
+	// yet recovered from its previous event).
 	NoRecovery        string  `json:"no_recovery,omitempty"`
 	RecoveryWindowSec float64 `json:"recovery_window_s"` // the window RecoverySec's rate is taken over, s
 	// FailoverGapSec is the longest interval without in-order delivery that

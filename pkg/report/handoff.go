@@ -15,9 +15,12 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 )
 
-// notRecovered is HandoffEvent.NoRecovery for a path that was back before
-// the FCT but did not carry half its pre-event rate by then.
-const notRecovered = "not before the FCT"
+// notRecovered reports whether ev's link came back before the FCT but its
+// path did not carry half its pre-event rate by the FCT or by its next
+// event (HandoffEvent.NoRecovery "not before ...").
+func notRecovered(ev metrics.HandoffEvent) bool {
+	return ev.RecoverySec == nil && strings.HasPrefix(ev.NoRecovery, "not before")
+}
 
 // handoffs pools the handoff events of a group's successful runs.
 type handoffs struct {
@@ -33,7 +36,7 @@ func (h *handoffs) add(r metrics.Result) {
 		switch {
 		case ev.RecoverySec != nil:
 			h.recovery = append(h.recovery, *ev.RecoverySec)
-		case ev.NoRecovery == notRecovered:
+		case notRecovered(ev):
 			h.unrecovered++
 		}
 	}
@@ -84,7 +87,7 @@ func recoveryPlot(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure,
 				case ev.RecoverySec != nil:
 					per[i].rec = append(per[i].rec, plotter.XY{X: ev.EndSec, Y: *ev.RecoverySec})
 					top = max(top, *ev.RecoverySec)
-				case ev.NoRecovery == notRecovered:
+				case notRecovered(ev):
 					per[i].none = append(per[i].none, plotter.XY{X: ev.EndSec})
 				}
 			}
@@ -135,7 +138,7 @@ func recoveryPlot(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure,
 	note := fmt.Sprintf("Recovery: from the link's return to the start of the first %g s over which the path carries half its rate before the event "+
 		"(over up to %g s; 10 ms grid). Failover gap: the longest wait for in-order data during the window, from its start.", window, pre)
 	if unrec {
-		note += " Crosses at the top: the path had not recovered by the FCT."
+		note += " Crosses at the top: the path had not recovered by the FCT or by its next event."
 	}
 	fig.Note = note
 	p.Y.Min, p.Y.Max = 0, top*1.1*headroom

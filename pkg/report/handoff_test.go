@@ -15,13 +15,14 @@ import (
 
 func ptr(v float64) *float64 { return &v }
 
-// withEvents is four minrtt runs of a two-outage scenario file; seed 2's
+// withEvents is five minrtt runs of a two-outage scenario file; seed 2's
 // run failed and does not count. The others' recovered events: 0.2, 0.4,
-// 0.6 and 0.8 s (mean 0.5, s = 0.2582, 95% CI half-width
-// t(0.975, 3)·0.2582/2 = 3.182446·0.1291 = 0.4108 s); seed 3's second outage
-// did not recover before the FCT, seed 4's second path was idle. Failover
-// gaps 0.1 to 0.6 s over six events (mean 0.35); max stalls 0.5, 0.7, 0.9 s
-// (mean 0.7, CI t(0.975, 2)·0.2/√3 = 0.4968).
+// 0.6, 0.8 and 0.5 s (mean 0.5, s = √0.05 = 0.2236, 95% CI half-width
+// t(0.975, 4)·0.2236/√5 = 2.776445·0.1 = 0.2776 s); seed 3's second outage
+// did not recover before the FCT, seed 5's first not before its next one,
+// and seed 4's second had no traffic before it. Failover gaps 0.1 to 0.6,
+// 0.3 and 0.35 s over eight events (mean 2.75/8 = 0.34375); max stalls 0.5,
+// 0.7, 0.9, 0.7 s (mean 0.7, CI t(0.975, 3)·0.1633/2 = 0.2598).
 func withEvents() []metrics.Result {
 	ev := func(start float64, rec *float64, none string, gap float64) metrics.HandoffEvent {
 		return metrics.HandoffEvent{Path: 0, Kind: "outage", StartSec: start, EndSec: start + 3, PreRateBps: 20e6,
@@ -40,7 +41,8 @@ func withEvents() []metrics.Result {
 		mk(1, 0.5, ev(5, ptr(0.2), "", 0.1), ev(20, ptr(0.4), "", 0.2)),
 		bad,
 		mk(3, 0.7, ev(5, ptr(0.6), "", 0.3), ev(20, nil, "not before the FCT", 0.4)),
-		mk(4, 0.9, ev(5, ptr(0.8), "", 0.5), ev(20, nil, "path idle before the event", 0.6)),
+		mk(4, 0.9, ev(5, ptr(0.8), "", 0.5), ev(20, nil, "no traffic on the path before the event", 0.6)),
+		mk(5, 0.7, ev(5, nil, "not before the path's next event", 0.3), ev(9, ptr(0.5), "", 0.35)),
 	}
 }
 
@@ -56,11 +58,12 @@ func TestSummarizeHandoff(t *testing.T) {
 		got, want float64
 	}{
 		{"recovery mean", r.Recovery.Mean, 0.5},
-		{"recovery ci", r.Recovery.CI95, 3.182446 * math.Sqrt((0.09+0.01+0.01+0.09)/3) / 2},
-		{"failover gap mean", r.FailoverGap.Mean, (0.1 + 0.2 + 0.3 + 0.4 + 0.5 + 0.6) / 6},
+		{"recovery ci", r.Recovery.CI95, 2.776445 * math.Sqrt(0.05) / math.Sqrt(5)},
+		{"failover gap mean", r.FailoverGap.Mean, 0.34375},
 		{"max stall mean", r.MaxStall.Mean, 0.7},
-		{"events", float64(r.Events), 6},
-		{"unrecovered", float64(r.Unrecovered), 1},
+		{"max stall ci", r.MaxStall.CI95, 3.182446 * math.Sqrt(0.08/3) / 2},
+		{"events", float64(r.Events), 8},
+		{"unrecovered", float64(r.Unrecovered), 2},
 	} {
 		if math.Abs(c.got-c.want) > 1e-4 {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
@@ -72,7 +75,7 @@ func TestSummarizeHandoff(t *testing.T) {
 	}
 
 	md := MarkdownTable(rows)
-	if !strings.Contains(md, "| 0.50 ± 0.41 (1 of 6 unrecovered) |") || !strings.Contains(md, "| 0.700 ± 0.497 |") {
+	if !strings.Contains(md, "| 0.50 ± 0.28 (2 of 8 unrecovered) |") || !strings.Contains(md, "| 0.700 ± 0.260 |") {
 		t.Errorf("markdown recovery or max stall cell missing:\n%s", md)
 	}
 	if !strings.HasSuffix(strings.TrimSpace(strings.Split(md, "\n")[3]), "| n/a | n/a | n/a |") {
@@ -82,7 +85,7 @@ func TestSummarizeHandoff(t *testing.T) {
 	if err := WriteText(&txt, rows); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(txt.String(), "0.50 1!") || !strings.Contains(txt.String(), "0.350") {
+	if !strings.Contains(txt.String(), "0.50 2!") || !strings.Contains(txt.String(), "0.344") {
 		t.Errorf("text table:\n%s", txt.String())
 	}
 
@@ -98,8 +101,8 @@ func TestSummarizeHandoff(t *testing.T) {
 	if got := recs[1][col("recovery_s_mean")]; got != "0.5" {
 		t.Errorf("recovery_s_mean = %q, want 0.5", got)
 	}
-	if got := recs[1][col("handoff_events")] + "/" + recs[1][col("unrecovered_events")]; got != "6/1" {
-		t.Errorf("events/unrecovered = %s, want 6/1", got)
+	if got := recs[1][col("handoff_events")] + "/" + recs[1][col("unrecovered_events")]; got != "8/2" {
+		t.Errorf("events/unrecovered = %s, want 8/2", got)
 	}
 	if got := recs[2][col("recovery_s_mean")] + recs[2][col("failover_gap_s_mean")]; got != "" {
 		t.Errorf("scenario without events: recovery and gap %q, want empty cells", got)
@@ -112,10 +115,10 @@ func TestEventTableAndPlot(t *testing.T) {
 	rs := withEvents()
 	tab := EventTable(rs)
 	lines := strings.Split(strings.TrimSpace(tab), "\n")
-	if len(lines) != 2+6 {
-		t.Fatalf("%d lines, want a header and 6 events:\n%s", len(lines), tab)
+	if len(lines) != 2+8 {
+		t.Fatalf("%d lines, want a header and 8 events:\n%s", len(lines), tab)
 	}
-	for _, want := range []string{"| minrtt | 1 | 0 | outage | 5.00-8.00 | 20.00 | 0.20 | 0.100 |", "not before the FCT", "path idle before the event"} {
+	for _, want := range []string{"| minrtt | 1 | 0 | outage | 5.00-8.00 | 20.00 | 0.20 | 0.100 |", "not before the FCT", "not before the path's next event", "no traffic on the path before the event"} {
 		if !strings.Contains(tab, want) {
 			t.Errorf("event table lacks %q:\n%s", want, tab)
 		}

@@ -87,7 +87,7 @@ type Row struct {
 	Recovery    stats.Summary // recovery_s of the events whose path recovered, s
 	FailoverGap stats.Summary // failover_gap_s of every event, s
 	Events      int           // events in the successful runs
-	Unrecovered int           // events whose link came back before the FCT but whose path did not recover by then
+	Unrecovered int           // events whose link came back before the FCT but whose path did not recover by then (or by its next event)
 
 	// CapacityBps is the mean of the runs' capacity_bps, or the library
 	// scenario's CapacityBps if the runs report none; NaN if neither is known.
