@@ -158,6 +158,10 @@ func (tr *pathTrace) recovery(i int, back, limit time.Duration, needBps float64,
 	return 0, false
 }
 
+// notBeforeNext is HandoffEvent.NoRecovery for a path still recovering when
+// its next event began.
+const notBeforeNext = "not before the path's next event"
+
 // eventWindow is one Down outage or handoff of one path.
 type eventWindow struct {
 	path       int
@@ -168,7 +172,8 @@ type eventWindow struct {
 // handoffEvents measures every window that began before fct (times in the
 // emulator's frame) from the stall log and the path trace. A path's recovery
 // must happen before the FCT and before the path's next event; its
-// pre-event rate is taken after its previous event.
+// pre-event rate is taken after its previous event, or is that event's when
+// the path had not recovered from it.
 func handoffEvents(ws []eventWindow, log *stallLog, tr *pathTrace, fct time.Duration) []metrics.HandoffEvent {
 	ws = slices.Clone(ws)
 	slices.SortStableFunc(ws, func(a, b eventWindow) int {
@@ -189,7 +194,7 @@ func handoffEvents(ws []eventWindow, log *stallLog, tr *pathTrace, fct time.Dura
 			case j < k && p.path == w.path && p.end <= w.start:
 				from = max(from, p.end)
 			case j > k && p.path == w.path && p.start < limit:
-				limit, why = p.start, "not before the path's next event"
+				limit, why = p.start, notBeforeNext
 			}
 		}
 		ev := metrics.HandoffEvent{
@@ -199,6 +204,11 @@ func handoffEvents(ws []eventWindow, log *stallLog, tr *pathTrace, fct time.Dura
 			FailoverGapSec:    failoverGap(log.gaps, w.start, w.end).Seconds(),
 		}
 		ev.PreRateBps = tr.rate(w.path, from, w.start)
+		if n := len(out); n > 0 && out[n-1].Path == w.path && out[n-1].NoRecovery == notBeforeNext {
+			// Still recovering from the previous event: measure against the
+			// rate the path had before that one.
+			ev.PreRateBps, ev.PreEventSec, ev.PreRateInherited = out[n-1].PreRateBps, out[n-1].PreEventSec, true
+		}
 		switch {
 		case ev.PreRateBps <= 0:
 			ev.NoRecovery = "no traffic on the path before the event"

@@ -164,7 +164,14 @@ func TestHandoffEventsWorked(t *testing.T) {
 		{6070 * ms, 0.87, ""},
 	} {
 		ws2 := append(ws, eventWindow{path: 0, kind: "outage", start: tc.next, end: tc.next + time.Second})
-		ev := handoffEvents(ws2, &l, tr, 10*time.Second)[0]
+		evs := handoffEvents(ws2, &l, tr, 10*time.Second)
+		ev := evs[0]
+		// The second outage measures against the 8 Mbit/s before the first
+		// when the path had not recovered from it, else against its own
+		// 5-6.05 s or 5-6.07 s (≤ 2.5 Mbit/s).
+		if in := evs[1]; in.PreRateInherited != (tc.recovery < 0) || (in.PreRateInherited && in.PreRateBps != 8e6) || (!in.PreRateInherited && in.PreRateBps > 2.5e6) {
+			t.Errorf("next event at %v: pre-event rate %v (inherited %v)", tc.next, in.PreRateBps, in.PreRateInherited)
+		}
 		got := -1.0
 		if ev.RecoverySec != nil {
 			got = *ev.RecoverySec

@@ -67,6 +67,10 @@ type HandoffEvent struct {
 	// duplicates included) over the PreEventSec before StartSec, bits/s.
 	PreRateBps  float64 `json:"pre_rate_bps"`
 	PreEventSec float64 `json:"pre_event_s"` // the window PreRateBps covers, s (2 s, shorter if a previous event on the path or the open is closer)
+	// PreRateInherited is set when the path had not recovered from its
+	// previous event when this one began: PreRateBps and PreEventSec are
+	// then that event's.
+	PreRateInherited bool `json:"pre_rate_inherited,omitempty"`
 	// RecoverySec is the time from EndSec until the path carries half of
 	// PreRateBps again, s: the start of the first window of RecoveryWindowSec
 	// at or after EndSec (on the 10 ms sampling grid) over which it receives
@@ -76,8 +80,8 @@ type HandoffEvent struct {
 	// NoRecovery says why RecoverySec is null: "not before the FCT" or "not
 	// before the path's next event" (no such window ends by then), "link
 	// back after the FCT", or "no traffic on the path before the event"
-	// (PreRateBps is 0: nothing to recover, e.g. a backup path, or one not
-	// yet recovered from its previous event).
+	// (PreRateBps is 0: nothing to recover, e.g. a backup path or one the
+	// scheduler left unused).
 	NoRecovery        string  `json:"no_recovery,omitempty"`
 	RecoveryWindowSec float64 `json:"recovery_window_s"` // the window RecoverySec's rate is taken over, s
 	// FailoverGapSec is the longest interval without in-order delivery that

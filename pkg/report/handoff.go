@@ -166,12 +166,16 @@ func EventTable(rs []metrics.Result) string {
 					b.WriteString("| scheduler | seed | path | kind | window (s) | pre-event rate (Mbit/s) | recovery (s) | failover gap (s) |\n")
 					b.WriteString("|---|---:|---:|---|---|---:|---:|---:|\n")
 				}
+				pre := num(ev.PreRateBps/1e6, 2)
+				if ev.PreRateInherited {
+					pre += " (previous event's)"
+				}
 				rec := ev.NoRecovery
 				if ev.RecoverySec != nil {
 					rec = num(*ev.RecoverySec, 2)
 				}
 				fmt.Fprintf(&b, "| %s | %d | %d | %s | %s-%s | %s | %s | %s |\n", mdEscape(sch), r.Seed, ev.Path, ev.Kind,
-					num(ev.StartSec, 2), num(ev.EndSec, 2), num(ev.PreRateBps/1e6, 2), rec, num(ev.FailoverGapSec, 3))
+					num(ev.StartSec, 2), num(ev.EndSec, 2), pre, rec, num(ev.FailoverGapSec, 3))
 			}
 		}
 	}

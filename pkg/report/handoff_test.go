@@ -15,6 +15,11 @@ import (
 
 func ptr(v float64) *float64 { return &v }
 
+func inherited(ev metrics.HandoffEvent) metrics.HandoffEvent {
+	ev.PreRateInherited = true
+	return ev
+}
+
 // withEvents is five minrtt runs of a two-outage scenario file; seed 2's
 // run failed and does not count. The others' recovered events: 0.2, 0.4,
 // 0.6, 0.8 and 0.5 s (mean 0.5, s = √0.05 = 0.2236, 95% CI half-width
@@ -42,7 +47,7 @@ func withEvents() []metrics.Result {
 		bad,
 		mk(3, 0.7, ev(5, ptr(0.6), "", 0.3), ev(20, nil, "not before the FCT", 0.4)),
 		mk(4, 0.9, ev(5, ptr(0.8), "", 0.5), ev(20, nil, "no traffic on the path before the event", 0.6)),
-		mk(5, 0.7, ev(5, nil, "not before the path's next event", 0.3), ev(9, ptr(0.5), "", 0.35)),
+		mk(5, 0.7, ev(5, nil, "not before the path's next event", 0.3), inherited(ev(9, ptr(0.5), "", 0.35))),
 	}
 }
 
@@ -118,7 +123,7 @@ func TestEventTableAndPlot(t *testing.T) {
 	if len(lines) != 2+8 {
 		t.Fatalf("%d lines, want a header and 8 events:\n%s", len(lines), tab)
 	}
-	for _, want := range []string{"| minrtt | 1 | 0 | outage | 5.00-8.00 | 20.00 | 0.20 | 0.100 |", "not before the FCT", "not before the path's next event", "no traffic on the path before the event"} {
+	for _, want := range []string{"| minrtt | 1 | 0 | outage | 5.00-8.00 | 20.00 | 0.20 | 0.100 |", "not before the FCT", "not before the path's next event", "| 20.00 (previous event's) | 0.50 |", "no traffic on the path before the event"} {
 		if !strings.Contains(tab, want) {
 			t.Errorf("event table lacks %q:\n%s", want, tab)
 		}
