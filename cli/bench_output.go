@@ -26,7 +26,7 @@ func writeStdout(w io.Writer, format string, rs []metrics.Result) error {
 		return nil
 	case "csv":
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"scheduler", "scenario", "seed", "bytes", "fct_s", "goodput_bps", "capacity_bps", "ooo_segments", "hol_blocked_s", "retrans_packets", "sent_bytes", "redundant_bytes", "per_path_bytes", "sha256_ok", "error"})
+		cw.Write([]string{"scheduler", "scenario", "seed", "bytes", "fct_s", "goodput_bps", "capacity_bps", "ooo_segments", "hol_blocked_s", "retrans_packets", "sent_bytes", "redundant_bytes", "per_path_bytes", "sha256_ok", "error", "max_stall_s"})
 		for _, r := range rs {
 			pp := make([]string, len(r.PerPathBytes))
 			for i, b := range r.PerPathBytes {
@@ -35,7 +35,7 @@ func writeStdout(w io.Writer, format string, rs []metrics.Result) error {
 			cw.Write([]string{r.Scheduler, r.Scenario, strconv.FormatInt(r.Seed, 10), strconv.FormatUint(r.Bytes, 10),
 				fmtFloat(r.FCTSeconds), fmtFloat(r.GoodputBps), fmtFloat(r.CapacityBps), strconv.FormatUint(r.OOOSegments, 10), fmtFloat(r.HoLBlockedSec),
 				strconv.FormatUint(r.RetransPackets, 10), strconv.FormatUint(r.SentBytes, 10), strconv.FormatUint(r.RedundantBytes, 10),
-				strings.Join(pp, ";"), strconv.FormatBool(r.SHA256OK), r.Error})
+				strings.Join(pp, ";"), strconv.FormatBool(r.SHA256OK), r.Error, fmtFloat(r.MaxStallSec)})
 		}
 		cw.Flush()
 		return cw.Error()

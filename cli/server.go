@@ -141,7 +141,7 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if o.verbose {
 		srv.Logf = logger.Printf
 	}
-	o.limits.apply(srv, logger.Printf)
+	o.limits.apply(srv, cfg, logger.Printf)
 	if err := serve(ctx, o, cfg, srv, tlsConf, logger); err != nil {
 		logger.Print(err)
 		return exitFail

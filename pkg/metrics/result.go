@@ -26,6 +26,16 @@ type Result struct {
 	SeriesStepSec  float64            `json:"series_step_s,omitempty"`      // nominal sample interval of the series, s (the last interval may be shorter)
 	Extra          map[string]float64 `json:"extra,omitempty"`              // scheduler- or scenario-specific figures, units in the key
 
+	// Handoff metrics (pkg/bench/handoff.go). MaxStallSec is the longest
+	// interval from the request to the FCT in which the application received
+	// no new in-order byte while it still waited for some, s, timed at each
+	// read (exact, no sampling grid); 0 in records that predate it.
+	MaxStallSec float64 `json:"max_stall_s,omitempty"`
+	// HandoffEvents are the scenario's Down outage and handoff windows that
+	// began before the FCT, each with its recovery; in path order, then by
+	// start.
+	HandoffEvents []HandoffEvent `json:"handoff_events,omitempty"`
+
 	// What the scenario says, recorded with the run so that a report needs no
 	// scenario library (scenario files, shortened scenarios). Empty when the
 	// run did not come from a scenario.
@@ -43,4 +53,41 @@ type Result struct {
 	CrossGoodputBps  []float64   `json:"cross_goodput_bps,omitempty"`        // each flow's goodput over the session's run, from the start to the FCT, bits/s
 	CrossSeries      [][]float64 `json:"cross_goodput_series_bps,omitempty"` // each flow's goodput per interval, bits/s, at CrossSeriesTimes
 	CrossSeriesTimes []float64   `json:"cross_series_t_s,omitempty"`         // end of each cross-traffic interval, s since the start (intervals of SeriesStepSec or 100 ms)
+}
+
+// HandoffEvent is one outage or handoff window of one path's Down link and
+// how the run came through it. Times are s since the emulator's start, the
+// frame of Outages and Handoffs (the session opens at about the same time).
+type HandoffEvent struct {
+	Path     int     `json:"path"`    // index of the path in scenario order
+	Kind     string  `json:"kind"`    // "outage" or "handoff"
+	StartSec float64 `json:"start_s"` // the window's start (outage or handoff begins), s
+	EndSec   float64 `json:"end_s"`   // the window's end: the link is back, s
+	// PreRateBps is the path's mean receive rate (segment payload bytes,
+	// duplicates included) over the PreEventSec before StartSec, bits/s.
+	PreRateBps  float64 `json:"pre_rate_bps"`
+	PreEventSec float64 `json:"pre_event_s"` // the window PreRateBps covers, s (2 s, shorter if a previous event on the path or the open is closer)
+	// PreRateInherited is set when the path had not recovered from its
+	// previous event when this one began: PreRateBps and PreEventSec are
+	// then that event's.
+	PreRateInherited bool `json:"pre_rate_inherited,omitempty"`
+	// RecoverySec is the time from EndSec until the path carries half of
+	// PreRateBps again, s: the start of the first window of RecoveryWindowSec
+	// at or after EndSec (on the 10 ms sampling grid) over which it receives
+	// at least that rate, the window ending by the FCT and by the path's next
+	// event. Null if it did not happen (see NoRecovery).
+	RecoverySec *float64 `json:"recovery_s"`
+	// NoRecovery says why RecoverySec is null: "not before the FCT" or "not
+	// before the path's next event" (no such window ends by then), "link
+	// back after the FCT", or "no traffic on the path before the event"
+	// (PreRateBps is 0: nothing to recover, e.g. a backup path or one the
+	// scheduler left unused).
+	NoRecovery        string  `json:"no_recovery,omitempty"`
+	RecoveryWindowSec float64 `json:"recovery_window_s"` // the window RecoverySec's rate is taken over, s
+	// FailoverGapSec is the longest interval without in-order delivery that
+	// begins or is under way within [StartSec, EndSec), counted from
+	// StartSec at the earliest, s: how long the application waited before
+	// another path took over. 0 if in-order delivery never paused for 1 ms
+	// or more in the window.
+	FailoverGapSec float64 `json:"failover_gap_s"`
 }

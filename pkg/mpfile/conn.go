@@ -42,8 +42,17 @@ func NewConn(s *session.Session, st *session.Stream, r io.Reader) *Conn {
 	return &Conn{st: st, s: s, r: r}
 }
 
-// Read reads stream data.
-func (c *Conn) Read(p []byte) (int, error) { return c.r.Read(p) }
+// Read reads stream data. After the peer reset the stream it fails with
+// an error wrapping the *session.StreamError (and ErrWriteTimeout for
+// CodeWriteTimeout), never io.EOF, so net/http sees a broken response,
+// not a complete one.
+func (c *Conn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = streamErr(err)
+	}
+	return n, err
+}
 
 // Write writes stream data.
 func (c *Conn) Write(p []byte) (int, error) {
@@ -65,10 +74,9 @@ func (c *Conn) Close() error {
 	return err
 }
 
-// closeStream discards st's unread data, then ends its write side. In this
-// order the session forgets a peer-opened stream at once; in the other,
-// pkg/session (as of this writing) keeps it counted against its
-// MaxStreams limit until the session ends.
+// closeStream discards st's unread data (telling the peer to stop sending)
+// and ends its write side; the session forgets the stream once the peer
+// has ended or reset its side too.
 func closeStream(st *session.Stream) error {
 	st.CloseRead()
 	return st.Close()
@@ -152,14 +160,17 @@ func (l *connListener) Close() error {
 func (l *connListener) Addr() net.Addr { return unknownAddr{} }
 
 // Transport returns an http.Transport that opens one stream of s per HTTP
-// connection; request URLs are http://ANY-HOST/PATH.
+// connection; request URLs are http://ANY-HOST/PATH. While the server's
+// stream credit is used up, a new connection waits for credit (until the
+// request's context ends) instead of failing. A response whose stream the
+// server resets fails with an error wrapping the *session.StreamError.
 func Transport(s *session.Session) *http.Transport {
 	return &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			st, err := s.OpenStream()
+			st, err := s.OpenStreamSync(ctx)
 			if err != nil {
 				return nil, err
 			}

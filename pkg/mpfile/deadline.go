@@ -2,8 +2,11 @@ package mpfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
 // Server timeouts when the Server's fields are zero.
@@ -22,10 +25,26 @@ const (
 	DefaultIdleTimeout = 30 * time.Second
 )
 
-// ErrWriteTimeout is the error a session is closed with when a response
-// on it made no progress for the server's WriteTimeout (a client that
-// stopped reading).
-var ErrWriteTimeout = errors.New("mpfile: client stopped reading: no write progress within the write timeout")
+// CodeWriteTimeout is the stream error code (session.Stream.CancelWrite)
+// with which the server resets a response that made no write progress for
+// its WriteTimeout (a client that stopped reading). Only that stream ends;
+// the session and its other streams go on.
+const CodeWriteTimeout uint64 = 0x6d70_0001
+
+// ErrWriteTimeout is what Get and HTTPGet return when the server reset the
+// response's stream with CodeWriteTimeout.
+var ErrWriteTimeout = errors.New("mpfile: the server reset the response: no write progress within its write timeout (a client that stopped reading)")
+
+// streamErr turns the error of a stream the peer reset with
+// CodeWriteTimeout into one that also wraps ErrWriteTimeout; other errors
+// are returned unchanged.
+func streamErr(err error) error {
+	var se *session.StreamError
+	if errors.As(err, &se) && se.Remote && se.ErrorCode == CodeWriteTimeout {
+		return fmt.Errorf("%w (%w)", ErrWriteTimeout, err)
+	}
+	return err
+}
 
 // writeDeadliner is the part of a session stream progressWriter drives.
 type writeDeadliner interface {

@@ -3,6 +3,7 @@ package mpfile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -58,6 +59,12 @@ func (l *lines) count(sub string) int {
 // client session; everything is closed when the bubble's function returns.
 func emuServe(t *testing.T, srv *Server, cfg *session.Config) *session.Session {
 	t.Helper()
+	return emuServeCfg(t, srv, nil, cfg)
+}
+
+// emuServeCfg is emuServe with the server's session config srvCfg.
+func emuServeCfg(t *testing.T, srv *Server, srvCfg, cfg *session.Config) *session.Session {
+	t.Helper()
 	l := emu.LinkConfig{RateBps: 100e6, Delay: 5 * time.Millisecond}
 	topo, err := emu.NewTopology(1, emu.PathSpec{Up: l, Down: l})
 	if err != nil {
@@ -67,7 +74,7 @@ func emuServe(t *testing.T, srv *Server, cfg *session.Config) *session.Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := session.Listen(topo.Server, pair.Server, nil)
+	ln, err := session.Listen(topo.Server, pair.Server, srvCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,15 +93,21 @@ func emuServe(t *testing.T, srv *Server, cfg *session.Config) *session.Session {
 	return s
 }
 
-// A downloader that never reads is dropped once the server's writes have
-// made no progress for WriteTimeout (default 30 s): its session ends, the
-// server holds nothing for it, and the event is logged once.
-func TestNeverReadingDownloaderDropped(t *testing.T) {
+// A downloader that never reads has its response stream reset with
+// CodeWriteTimeout once the server's writes have made no progress for
+// WriteTimeout (default 30 s): the session survives and serves the next
+// request, the client reads what arrived and then the reset with its code,
+// and the event is logged once.
+func TestNeverReadingDownloaderReset(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "big", 8<<20)
+	want := writeFile(t, dir, "big", 8<<20)
 	synctest.Test(t, func(t *testing.T) {
 		var log lines
-		srv := &Server{Dir: dir, Limits: &RateLog{Logf: log.logf}}
+		var resetAt time.Time
+		srv := &Server{Dir: dir, Limits: &RateLog{Logf: func(f string, a ...any) {
+			resetAt = time.Now()
+			log.logf(f, a...)
+		}}}
 		s := emuServe(t, srv, &session.Config{RecvWindow: 256 << 10})
 		st, err := s.OpenStream()
 		if err != nil {
@@ -104,24 +117,86 @@ func TestNeverReadingDownloaderDropped(t *testing.T) {
 		if _, err := fmt.Fprintf(st, "FILE big\n"); err != nil {
 			t.Fatal(err)
 		}
-		select { // never read: the server fills the windows, then stalls
+		// Never read for a minute: the server fills the windows, then
+		// stalls; the session must outlive the stall.
+		select {
 		case <-s.Done():
-		case <-time.After(5 * time.Minute):
-			t.Fatal("the never-reading session was still open after 5 minutes")
-		}
-		el := time.Since(start)
-		t.Logf("dropped after %v; log %q", el, log.l)
-		// The windows fill within a second at 100 Mbit/s; then 30 s pass
-		// without progress.
-		if el < DefaultWriteTimeout || el > DefaultWriteTimeout+3*time.Second {
-			t.Errorf("dropped after %v, want %v plus the time to fill the windows", el, DefaultWriteTimeout)
+			t.Fatalf("the session ended after %v: %v", time.Since(start), s.Err())
+		case <-time.After(time.Minute):
 		}
 		synctest.Wait()
-		if n := srv.Sessions(); n != 0 {
-			t.Errorf("server still serves %d sessions", n)
+		if n := log.count("write timeout: reset a response stream"); n != 1 {
+			t.Fatalf("%d write-timeout lines, want 1: %q", n, log.l)
 		}
-		if n := log.count("write timeout: dropped the session"); n != 1 {
-			t.Errorf("%d write-timeout lines, want 1: %q", n, log.l)
+		// The windows fill within a second at 100 Mbit/s; then 30 s pass
+		// without progress.
+		if el := resetAt.Sub(start); el < DefaultWriteTimeout || el > DefaultWriteTimeout+3*time.Second {
+			t.Errorf("reset after %v, want %v plus the time to fill the windows", el, DefaultWriteTimeout)
+		}
+		// The client sees the reset with the server's code (what it had
+		// not read yet is released with the reset, as in QUIC).
+		got, err := io.ReadAll(st)
+		var se *session.StreamError
+		if !errors.As(err, &se) || !se.Remote || se.ErrorCode != CodeWriteTimeout {
+			t.Fatalf("after %d bytes: %v, want the peer's reset with code %#x", len(got), err, CodeWriteTimeout)
+		}
+		if len(got) >= len(want) {
+			t.Errorf("read %d bytes before the reset, want less than the %d-byte file", len(got), len(want))
+		}
+		st.Close()
+		if n := srv.Sessions(); n != 1 {
+			t.Errorf("server serves %d sessions, want 1 (the session survives)", n)
+		}
+		// The session still serves a complete download.
+		var b bytes.Buffer
+		if d, err := Get(context.Background(), s, "big", &b, nil); err != nil || !d.SHA256OK {
+			t.Errorf("a download after the reset: %v (ok %v)", err, d.SHA256OK)
+		}
+	})
+}
+
+// blockedWriter takes its first write only after a pause.
+type blockedWriter struct {
+	pause time.Duration
+	n     int
+}
+
+func (w *blockedWriter) Write(p []byte) (int, error) {
+	if w.n == 0 {
+		time.Sleep(w.pause)
+	}
+	w.n += len(p)
+	return len(p), nil
+}
+
+// A client that stops reading for longer than the server's WriteTimeout
+// gets a request error wrapping ErrWriteTimeout and the
+// *session.StreamError, over FILE (Get) and HTTP (HTTPGet, net/http's
+// transport) alike; the session goes on.
+func TestStalledClientSeesReset(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "big", 8<<20)
+	synctest.Test(t, func(t *testing.T) {
+		srv := &Server{Dir: dir, WriteTimeout: time.Second}
+		s := emuServe(t, srv, &session.Config{RecvWindow: 256 << 10})
+		check := func(what string, err error) {
+			t.Helper()
+			var se *session.StreamError
+			if !errors.Is(err, ErrWriteTimeout) || !errors.As(err, &se) || se.ErrorCode != CodeWriteTimeout {
+				t.Errorf("%s: %v, want ErrWriteTimeout and a StreamError with code %#x", what, err, CodeWriteTimeout)
+			}
+		}
+		_, err := Get(context.Background(), s, "big", &blockedWriter{pause: 5 * time.Second}, nil)
+		check("FILE", err)
+		hc := &http.Client{Transport: Transport(s)}
+		_, err = HTTPGet(context.Background(), hc, "http://mpquic/big", &blockedWriter{pause: 5 * time.Second}, nil)
+		check("HTTP", err)
+		hc.CloseIdleConnections()
+		if _, err := HTTPGet(context.Background(), hc, "http://mpquic/big", io.Discard, nil); err != nil {
+			t.Errorf("HTTP after the resets: %v", err)
+		}
+		if s.Err() != nil {
+			t.Errorf("session: %v", s.Err())
 		}
 	})
 }

@@ -23,10 +23,13 @@ type Download struct {
 // Get fetches the file name over a new stream of s into w. progress, if not
 // nil, is called with the bytes received so far and the size. It returns a
 // non-nil error if the server refused (wrapping ErrServer), the transfer
-// broke, or the data did not match the announced SHA-256.
+// broke (a server that reset the stream for its write timeout: an error
+// wrapping ErrWriteTimeout and the *session.StreamError), or the data did
+// not match the announced SHA-256. While the server's stream credit is used
+// up, Get waits for credit until ctx ends.
 func Get(ctx context.Context, s *session.Session, name string, w io.Writer, progress func(got, size int64)) (Download, error) {
 	var d Download
-	st, err := s.OpenStream()
+	st, err := s.OpenStreamSync(ctx)
 	if err != nil {
 		return d, err
 	}
@@ -47,7 +50,7 @@ func Get(ctx context.Context, s *session.Session, name string, w io.Writer, prog
 	br := bufio.NewReaderSize(st, 64<<10)
 	line, err := readLine(br)
 	if err != nil {
-		return d, ctxErr(fmt.Errorf("reading response header: %w", err))
+		return d, ctxErr(fmt.Errorf("reading response header: %w", streamErr(err)))
 	}
 	h, err := parseHeader(line)
 	if err != nil {
@@ -72,7 +75,7 @@ func Get(ctx context.Context, s *session.Session, name string, w io.Writer, prog
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}
-			return d, ctxErr(fmt.Errorf("after %d of %d bytes: %w", d.Received, h.size, err))
+			return d, ctxErr(fmt.Errorf("after %d of %d bytes: %w", d.Received, h.size, streamErr(err)))
 		}
 	}
 	d.SHA256OK = [sha256.Size]byte(sum.Sum(nil)) == h.sum

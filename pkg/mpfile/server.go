@@ -33,10 +33,11 @@ var ErrShutdown = errors.New("mpfile: server shutting down")
 //
 // Timeouts bound what a client can pin: a stream must complete its request
 // within RequestTimeout; a response that makes no write progress for
-// WriteTimeout (a client that stopped reading) closes the session with
-// ErrWriteTimeout, since the session's send buffer, shared by its streams,
-// is full by then. Each such event goes to Limits, at most one line per
-// kind per interval.
+// WriteTimeout (a client that stopped reading) is reset with
+// CodeWriteTimeout (session.Stream.CancelWrite), which releases the stream's
+// send buffer at once; the session and its other streams go on, since each
+// stream has its own send buffer and flow control. Each such event goes to
+// Limits, at most one line per kind per interval.
 type Server struct {
 	Dir  string                           // directory served; names are slash paths inside it, checked by checkPath
 	Logf func(format string, args ...any) // optional log of every session and request
@@ -186,7 +187,7 @@ func (sv *Server) serveStream(s *session.Session, st *session.Stream) {
 		st.SetReadDeadline(time.Time{}) // net/http sets its own
 		c := NewConn(s, st, br)
 		c.writeTimeout = orDefault(sv.WriteTimeout, DefaultWriteTimeout)
-		c.stalled = func() { sv.dropStalled(s, c.writeTimeout) }
+		c.stalled = func() { sv.resetStalled(s, st, c.writeTimeout) }
 		if !sv.httpLn.push(c) {
 			c.Close()
 		}
@@ -207,7 +208,7 @@ func (sv *Server) serveStream(s *session.Session, st *session.Stream) {
 	err = serveFile(st, br, sv.Dir, name, &sv.hc, lim, func() ServerStats { return StatsOf(s.Stats()) })
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			sv.dropStalled(s, lim.write)
+			sv.resetStalled(s, st, lim.write)
 		}
 		sv.logf("%v: FILE %q: %v", s.RemoteAddr(), name, err)
 		return
@@ -215,10 +216,11 @@ func (sv *Server) serveStream(s *session.Session, st *session.Stream) {
 	sv.logf("%v: FILE %q sent in %.2f s", s.RemoteAddr(), name, time.Since(start).Seconds())
 }
 
-// dropStalled closes s, whose response writes made no progress for d.
-func (sv *Server) dropStalled(s *session.Session, d time.Duration) {
-	sv.Limits.Event(time.Now(), "write timeout", fmt.Sprintf("dropped the session of %v: no write progress for %v (a client that stopped reading)", s.RemoteAddr(), d))
-	s.CloseWithError(ErrWriteTimeout)
+// resetStalled resets st, a stream of s whose response writes made no
+// progress for d, with CodeWriteTimeout.
+func (sv *Server) resetStalled(s *session.Session, st *session.Stream, d time.Duration) {
+	sv.Limits.Event(time.Now(), "write timeout", fmt.Sprintf("reset a response stream of %v: no write progress for %v (a client that stopped reading)", s.RemoteAddr(), d))
+	st.CancelWrite(CodeWriteTimeout)
 }
 
 // Close stops accepting sessions, aborts the sessions being served, stops

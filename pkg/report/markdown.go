@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 )
 
@@ -53,6 +54,9 @@ func Markdown(dir string) (string, error) {
 	b.WriteString("the FCT lower bound is an ideal fluid transfer joined the way the runner joins paths: path 0 is up after two of its RTTs (QUIC and session handshakes) and the request reaches the server one up-link delay later; paths 1, 2, ... join one after another while the download runs, two RTTs each; each path then carries its down-link rate (outages, steps, handoffs and trace means included), and a bit arrives one down-link delay after it is sent. ")
 	b.WriteString("Goodput over time shows, per scheduler, its run of median FCT, from the session's open to that FCT, one step per 100 ms sample interval, against the summed capacity of the paths; the area under a curve is the bytes delivered in order. ")
 	b.WriteString("Those bytes are counted when the application can read them: when a missing segment arrives, the data held behind it goes up at once, so such an interval can rise above the capacity line and the intervals before it fall below. We plot these bursts as measured rather than smooth them away. ")
+	b.WriteString("Max stall is each run's longest wait for in-order data between the request and the FCT (timed at every read). ")
+	b.WriteString("For scenarios with outages or handoffs, each event of a path's down link is measured: recovery is the time from the link's return until the path carries half its receive rate of the 2 s before the event again, over a 200 ms window (on a 10 ms sampling grid); ")
+	b.WriteString("the failover gap is the longest wait for in-order data during the window, counted from its start. Both are pooled over the events of all successful runs; events whose path had not recovered by the FCT are counted beside the mean and listed under each scenario; n/a: no events. ")
 	fmt.Fprintf(&b, "The same numbers are in [%s](%s).\n\n", SummaryFile, SummaryFile)
 	b.WriteString(MarkdownTable(rows))
 
@@ -63,6 +67,9 @@ func Markdown(dir string) (string, error) {
 			fmt.Fprintf(&b, "\n## %s\n\n", cur)
 			if s, err := scenario.Lookup(cur); err == nil && s.Description != "" {
 				b.WriteString(s.Description + "\n\n")
+			}
+			if t := EventTable(ofScenario(results, cur)); t != "" {
+				b.WriteString("<details><summary>Every outage and handoff: recovery and failover gap per run</summary>\n\n" + t + "\n</details>\n\n")
 			}
 		}
 		fmt.Fprintf(&b, "![%s](%s)\n\n", f.Title, filepath.ToSlash(f.PNG))
@@ -77,4 +84,15 @@ func Markdown(dir string) (string, error) {
 		return "", err
 	}
 	return out, nil
+}
+
+// ofScenario returns the results of scenario scn.
+func ofScenario(results []metrics.Result, scn string) []metrics.Result {
+	var out []metrics.Result
+	for _, r := range results {
+		if r.Scenario == scn {
+			out = append(out, r)
+		}
+	}
+	return out
 }

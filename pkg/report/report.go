@@ -10,9 +10,11 @@
 // Markdown(dir) writes, next to results.jsonl:
 //   - summary.csv: one row per scenario × scheduler (see Row);
 //   - plots/*.png and plots/*.svg: per scenario, goodput over time, FCT bars
-//     with 95% CI whiskers, the CDF of out-of-order segments per run, and
-//     each path's share of the bytes sent;
-//   - results.md: the summary table and the plots, linked by relative path.
+//     with 95% CI whiskers, the CDF of out-of-order segments per run,
+//     each path's share of the bytes sent, and, for scenarios with outages
+//     or handoffs, the recovery and failover gap of every event;
+//   - results.md: the summary table, the plots, linked by relative path, and
+//     per scenario with outages or handoffs a table of every event.
 package report
 
 import (
@@ -78,6 +80,14 @@ type Row struct {
 	HoL        stats.Summary // head-of-line blocked time, s
 	Retrans    stats.Summary // retransmission rate: retransmitted / sent packets, fraction
 	Redundancy stats.Summary // redundancy overhead: RedundantBytes / Bytes, fraction
+	MaxStall   stats.Summary // longest wait for in-order data per run (max_stall_s), s; runs that record it
+
+	// Handoff events (outages and handoffs) of the successful runs, pooled
+	// over runs: see handoff.go.
+	Recovery    stats.Summary // recovery_s of the events whose path recovered, s
+	FailoverGap stats.Summary // failover_gap_s of every event, s
+	Events      int           // events in the successful runs
+	Unrecovered int           // events whose link came back before the FCT but whose path did not recover by then (or by its next event)
 
 	// CapacityBps is the mean of the runs' capacity_bps, or the library
 	// scenario's CapacityBps if the runs report none; NaN if neither is known.
@@ -201,7 +211,8 @@ func Summarize(results []metrics.Result) []Row {
 	for _, k := range keys {
 		rs := groups[k]
 		row := Row{Scenario: k.scenario, Scheduler: k.scheduler, Runs: len(rs), Timed: timedRuns(k.scenario, rs)}
-		var gp, fct, ooo, hol, rt, red, capv, lb []float64
+		var gp, fct, ooo, hol, rt, red, capv, lb, stall []float64
+		var ho handoffs
 		for _, r := range rs {
 			if r.FCTLowerBoundSec > 0 {
 				lb = append(lb, r.FCTLowerBoundSec)
@@ -234,10 +245,17 @@ func Summarize(results []metrics.Result) []Row {
 			if v := RedundancyOverhead(r); !math.IsNaN(v) {
 				red = append(red, v)
 			}
+			if r.MaxStallSec > 0 {
+				stall = append(stall, r.MaxStallSec)
+			}
+			ho.add(r)
 		}
 		row.Goodput, row.FCT, row.OOO = stats.Summarize(gp), stats.Summarize(fct), stats.Summarize(ooo)
 		row.HoL, row.Retrans, row.Redundancy = stats.Summarize(hol), stats.Summarize(rt), stats.Summarize(red)
 		row.CapacityBps, row.FCTLowerBoundSec = stats.Mean(capv), stats.Mean(lb)
+		row.MaxStall = stats.Summarize(stall)
+		row.Recovery, row.FailoverGap = stats.Summarize(ho.recovery), stats.Summarize(ho.gap)
+		row.Events, row.Unrecovered = ho.events, ho.unrecovered
 		rows = append(rows, row)
 	}
 	return rows

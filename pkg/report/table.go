@@ -21,10 +21,15 @@ var CSVHeader = []string{
 	"retrans_rate_mean", "retrans_rate_ci95",
 	"redundancy_overhead_mean", "redundancy_overhead_ci95",
 	"capacity_bps", "fct_lower_bound_s",
+	"max_stall_s_mean", "max_stall_s_ci95",
+	"recovery_s_mean", "recovery_s_ci95",
+	"failover_gap_s_mean", "failover_gap_s_ci95",
+	"handoff_events", "unrecovered_events",
 }
 
 // WriteCSV writes rows as CSV with CSVHeader. Unknown values (NaN) are empty
-// cells.
+// cells: recovery and failover gap are empty for a scenario without outages
+// or handoffs (handoff_events 0).
 func WriteCSV(w io.Writer, rows []Row) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -45,6 +50,12 @@ func WriteCSV(w io.Writer, rows []Row) error {
 			rec = append(rec, num(s.m), num(s.ci))
 		}
 		rec = append(rec, num(r.CapacityBps), num(r.FCTLowerBoundSec))
+		for _, s := range []struct{ m, ci float64 }{
+			{r.MaxStall.Mean, r.MaxStall.CI95}, {r.Recovery.Mean, r.Recovery.CI95}, {r.FailoverGap.Mean, r.FailoverGap.CI95},
+		} {
+			rec = append(rec, num(s.m), num(s.ci))
+		}
+		rec = append(rec, strconv.Itoa(r.Events), strconv.Itoa(r.Unrecovered))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -67,17 +78,23 @@ func pm(mean, ci, scale float64, prec int, unit string) string {
 }
 
 // MarkdownTable renders rows as a Markdown table: mean ± 95% CI of each
-// metric, and the two bound columns.
+// metric, the two bound columns, and the handoff metrics (max stall of
+// every run; recovery and failover gap pooled over the outage and handoff
+// events, "n/a" for a scenario without any).
 func MarkdownTable(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| scenario | scheduler | runs (failed) | goodput (Mbit/s) | FCT (s) | out-of-order segs | HoL blocked (s) | retrans rate (%) | redundancy (%) | capacity (Mbit/s) | FCT lower bound (s) |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| scenario | scheduler | runs (failed) | goodput (Mbit/s) | FCT (s) | out-of-order segs | HoL blocked (s) | retrans rate (%) | redundancy (%) | capacity (Mbit/s) | FCT lower bound (s) | max stall (s) | recovery (s) | failover gap (s) |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		fct := r.FCT.Format(1, 3)
 		if r.Timed {
 			fct = "timed run"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d (%d) | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		gap := "n/a"
+		if r.Events > 0 {
+			gap = r.FailoverGap.Format(1, 3)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d (%d) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			mdEscape(r.Scenario), mdEscape(r.Scheduler), r.Runs, r.Failed,
 			r.Goodput.Format(1e-6, 2),
 			fct,
@@ -87,6 +104,7 @@ func MarkdownTable(rows []Row) string {
 			r.Redundancy.Format(100, 1),
 			pm(r.CapacityBps, math.NaN(), 1e-6, 2, ""),
 			pm(r.FCTLowerBoundSec, math.NaN(), 1, 3, ""),
+			r.MaxStall.Format(1, 3), recoveryCell(r, 2), gap,
 		)
 	}
 	return b.String()
@@ -97,19 +115,29 @@ func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 // WriteText writes rows as the aligned plain-text table mpquic-bench prints:
 // mean ± 95% CI of goodput and FCT ("± n/a" after a single run, "n/a"
 // without a successful run), goodput over capacity, and the means of the
-// other metrics.
+// other metrics: max stall per run, and recovery and failover gap over the
+// outage and handoff events ("n/a" without any; "k!" after the recovery
+// when k events did not recover before the FCT).
 func WriteText(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tscheduler\truns\tgoodput Mbit/s\t/capacity\tFCT s\tOOO segs\tHoL s\tredundancy\t")
+	fmt.Fprintln(tw, "scenario\tscheduler\truns\tgoodput Mbit/s\t/capacity\tFCT s\tOOO segs\tHoL s\tredundancy\tmax stall s\trecovery s\tfailover s\t")
 	for _, r := range rows {
 		fct := r.FCT.Format(1, 3)
 		if r.Timed {
 			fct = "timed run"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+		rec, gap := "n/a", "n/a"
+		if r.Events > 0 {
+			rec, gap = pm(r.Recovery.Mean, math.NaN(), 1, 2, ""), pm(r.FailoverGap.Mean, math.NaN(), 1, 3, "")
+			if r.Unrecovered > 0 {
+				rec += fmt.Sprintf(" %d!", r.Unrecovered)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			r.Scenario, r.Scheduler, r.Runs-r.Failed, r.Runs, r.Goodput.Format(1e-6, 2),
 			pm(r.Goodput.Mean/r.CapacityBps, math.NaN(), 1, 3, ""), fct,
-			pm(r.OOO.Mean, math.NaN(), 1, 0, ""), pm(r.HoL.Mean, math.NaN(), 1, 2, ""), pm(r.Redundancy.Mean, math.NaN(), 1, 3, ""))
+			pm(r.OOO.Mean, math.NaN(), 1, 0, ""), pm(r.HoL.Mean, math.NaN(), 1, 2, ""), pm(r.Redundancy.Mean, math.NaN(), 1, 3, ""),
+			pm(r.MaxStall.Mean, math.NaN(), 1, 3, ""), rec, gap)
 	}
 	return tw.Flush()
 }
