@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"net"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
@@ -13,7 +14,8 @@ import (
 // Session.Stats every PathSampleStep for each path's received bytes.
 type handoffProbe struct {
 	base  time.Time // the emulator's start: the frame of the event windows
-	paths int       // paths in the run; path IDs follow path order
+	paths int       // paths in the run
+	link  linkOf    // a session path's link (path order), by its client address
 	log   stallLog  // written by the reader (the run's goroutine) only
 	trace pathTrace // written by the sampler until done is closed
 	quit  chan struct{}
@@ -22,8 +24,8 @@ type handoffProbe struct {
 
 // startHandoffProbe starts sampling s, whose run has paths paths, with
 // times taken from base.
-func startHandoffProbe(s *session.Session, base time.Time, paths int) *handoffProbe {
-	p := &handoffProbe{base: base, paths: paths, quit: make(chan struct{}), done: make(chan struct{})}
+func startHandoffProbe(s *session.Session, base time.Time, paths int, link linkOf) *handoffProbe {
+	p := &handoffProbe{base: base, paths: paths, link: link, quit: make(chan struct{}), done: make(chan struct{})}
 	p.sample(s)
 	go p.run(s)
 	return p
@@ -50,8 +52,8 @@ func (p *handoffProbe) sample(s *session.Session) {
 	st := s.Stats()
 	per := make([]uint64, p.paths)
 	for _, ps := range st.Paths {
-		if int(ps.ID) < len(per) {
-			per[ps.ID] += ps.BytesReceived
+		if i := p.link(ps.LocalAddr); i >= 0 && i < len(per) {
+			per[i] += ps.BytesReceived
 		}
 	}
 	p.trace.add(time.Since(p.base), per)
@@ -109,4 +111,27 @@ func eventWindows(r Run) []eventWindow {
 		}
 	}
 	return ws
+}
+
+// linkOf maps a client-side address to the index of the scenario path (the
+// emulated link) it belongs to, or -1. A session path that joined again
+// after an outage has a new ID but the same client socket, so its bytes
+// still count for its link.
+type linkOf func(clientAddr net.Addr) int
+
+// linksByAddr returns the linkOf of the client sockets, in path order.
+func linksByAddr(clients []net.Addr) linkOf {
+	idx := make(map[string]int, len(clients))
+	for i, a := range clients {
+		idx[a.String()] = i
+	}
+	return func(a net.Addr) int {
+		if a == nil {
+			return -1
+		}
+		if i, ok := idx[a.String()]; ok {
+			return i
+		}
+		return -1
+	}
 }

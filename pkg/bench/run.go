@@ -192,7 +192,12 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	joinCtx, stopJoins := context.WithCancel(ctx)
 	joined := make(chan error, 1)
 	go func() { joined <- join(joinCtx, cli, extra, remote, r.Backup) }()
-	probe := startHandoffProbe(cli, topo.Net.Start(), len(r.Paths)) // handoff.go
+	var clientAddrs []net.Addr // the scenario's paths in order, by client socket
+	for _, c := range topo.Clients[:len(r.Paths)] {
+		clientAddrs = append(clientAddrs, c.LocalAddr())
+	}
+	links := linksByAddr(clientAddrs)
+	probe := startHandoffProbe(cli, topo.Net.Start(), len(r.Paths), links) // handoff.go
 	r.Hooks.Progress = probe.progress(r.Hooks.Progress)
 	probe.begin()
 	n, ok, err := fetch(ctx, cli, r, start)
@@ -214,7 +219,7 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 		res.GoodputBps = float64(n) * 8 / fct.Seconds()
 	}
 	res.SHA256OK = ok
-	fill(res, det, r.SeriesStep)
+	fill(res, det, r.SeriesStep, links, len(r.Paths))
 	if err != nil {
 		return det, err
 	}
@@ -250,16 +255,21 @@ func join(ctx context.Context, s *session.Session, extra []*emu.Conn, remote net
 
 // fill copies the sessions' measurements into the Result; step is the
 // series step asked for (0: the session's default).
-func fill(res *metrics.Result, det *Detail, step time.Duration) {
+func fill(res *metrics.Result, det *Detail, step time.Duration, link linkOf, paths int) {
 	c, s := det.Client, det.Server
 	res.OOOSegments = c.OOOSegments
 	res.HoLBlockedSec = c.HoLBlocked.Seconds()
 	res.RetransPackets = s.PacketsLost + s.RetransSegments
 	res.SentBytes = s.SentBytes
 	res.RedundantBytes = s.RedundantBytes
-	res.PerPathBytes = res.PerPathBytes[:0]
+	// Bytes sent per scenario path: the server's paths by the client
+	// address they come from (a path joined again after an outage counts
+	// for its link).
+	res.PerPathBytes = make([]uint64, paths)
 	for _, p := range s.Paths {
-		res.PerPathBytes = append(res.PerPathBytes, p.BytesSent)
+		if i := link(p.RemoteAddr); i >= 0 && i < paths {
+			res.PerPathBytes[i] += p.BytesSent
+		}
 	}
 	if step <= 0 {
 		step = session.DefaultSeriesInterval

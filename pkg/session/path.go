@@ -61,6 +61,22 @@ type path struct {
 	reportBase uint64 // recvBytes at the last report
 }
 
+// localAddr and remoteAddr are the path connection's addresses (nil for a
+// path without one, as in unit tests).
+func (p *path) localAddr() net.Addr {
+	if p.conn == nil {
+		return nil
+	}
+	return p.conn.LocalAddr()
+}
+
+func (p *path) remoteAddr() net.Addr {
+	if p.conn == nil {
+		return nil
+	}
+	return p.conn.RemoteAddr()
+}
+
 // rateEstimator is an EWMA of the acknowledged-bytes rate of a path.
 type rateEstimator struct {
 	start time.Time

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"net"
 	"time"
 
 	"github.com/mpqsched/mpqsched/sched"
@@ -36,6 +37,8 @@ type PathStats struct {
 	PacketsLost       uint64        // QUIC packets declared lost (quic-go re-sends their data on this path)
 	SmoothedRTT       time.Duration // latest smoothed RTT
 	CongestionWindow  uint64        // latest congestion window, bytes (quic-go's, or the session window if smaller)
+	LocalAddr         net.Addr      // this end's address on the path (a path joined again after an outage keeps it)
+	RemoteAddr        net.Addr      // the peer's address on the path
 }
 
 // Stats is a snapshot of what a session measured, sender and receiver side.
@@ -129,6 +132,8 @@ func (s *Session) Stats() Stats {
 			PacketsLost:       pi.PacketsLost,
 			SmoothedRTT:       pi.SmoothedRTT,
 			CongestionWindow:  pi.CongestionWindow,
+			LocalAddr:         p.localAddr(),
+			RemoteAddr:        p.remoteAddr(),
 		})
 	}
 	return st
