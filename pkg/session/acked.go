@@ -77,6 +77,7 @@ func (s *Session) ackedLocked(g *segment, now time.Time) {
 		srtt, cwnd := p.tr.srtt, uint64(max(p.tr.cwnd, 0))
 		p.tr.mu.Unlock()
 		p.window.acked(n, cwnd, s.snd.segSize)
+		s.ccAckedLocked(p, n, cwnd)
 		p.rate.acked(now, n, max(srtt, 10*time.Millisecond))
 		if s.obs != nil {
 			s.obs.SegmentAcked(now, p.id, g.seq, n, g.sentAt)

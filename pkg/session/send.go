@@ -180,6 +180,7 @@ func (s *Session) sendLoop() {
 			return
 		}
 		next := s.checkPathsLocked(now)
+		s.ccLossesLocked()
 		if t := s.timeoutsLocked(now); s.closed {
 			s.mu.Unlock()
 			return

@@ -115,6 +115,14 @@ type Config struct {
 	// retransmission with penalisation. Off by default, as in the MPQUIC
 	// schedulers' papers.
 	OpportunisticReinjection bool
+
+	// Coupling names the coupled congestion control of the session windows
+	// (coupling.go, package cc): "" or "none" (quic-go's uncoupled NewReno
+	// alone, the default), "lia", "olia", "balia", or "reno-friendly"
+	// (standard Reno's response on each path: halve on loss, no undo).
+	Coupling string
+	// RenoFriendly is Coupling "reno-friendly" when Coupling is empty.
+	RenoFriendly bool
 }
 
 // Upper bounds that Config values must respect.
@@ -184,6 +192,10 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if d.Logf == nil {
 		d.Logf = func(string, ...any) {}
+	}
+	var cp coupler
+	if err := cp.init(d); err != nil {
+		return d, fmt.Errorf("session: Coupling: %w", err)
 	}
 	return d, nil
 }
@@ -315,6 +327,7 @@ type Session struct {
 
 	snd sender
 	rcv receiver
+	cc  coupler
 
 	now        func() time.Time // the session's clock (time.Now; tests may inject another)
 	lastActive time.Time        // when a stream was last open or data in flight (IdleTimeout)
@@ -347,6 +360,9 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 	s.robs, _ = sch.(sched.ReceiverObserver)
 	s.cond = sync.NewCond(&s.mu)
 	s.streams.init(s, cfg, isClient)
+	if err := s.cc.init(cfg); err != nil {
+		return nil, err
+	}
 	s.snd.init(cfg)
 	s.rcv.init(cfg, s.start)
 	return s, nil

@@ -22,6 +22,7 @@ type counters struct {
 	ackRequests     uint64 // AckReqs sent (acks presumed lost)
 	pings           uint64 // pings sent on silent paths (client)
 	penalised       uint64 // session-window halvings of paths that held up the peer's window
+	ccCuts          uint64 // coupled-window reductions on loss events
 	rejoins         uint64 // paths joined again after an outage (client)
 }
 
@@ -55,6 +56,7 @@ type Stats struct {
 	PathFailures      uint64 // times a path was marked potentially failed
 	AckRequests       uint64 // times the sender asked for an Ack it presumed lost
 	Pings             uint64 // pings sent to probe silent paths (client)
+	CouplingCuts      uint64 // reductions of coupled windows on loss events (Config.Coupling)
 	Penalisations     uint64 // halvings of a path's session window because it held up the peer's window (Config.OpportunisticReinjection)
 	Rejoins           uint64 // paths joined again with a fresh connection after an outage (client)
 	PacketsLost       uint64 // QUIC packets lost on all current paths
@@ -107,6 +109,7 @@ func (s *Session) Stats() Stats {
 		AckRequests:       s.stats.ackRequests,
 		Pings:             s.stats.pings,
 		Penalisations:     s.stats.penalised,
+		CouplingCuts:      s.stats.ccCuts,
 		Rejoins:           s.stats.rejoins,
 		UnackedSegments:   uint64(len(s.snd.segs)),
 		SendBufferedBytes: uint64(s.snd.pend.Len()),

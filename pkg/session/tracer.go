@@ -26,6 +26,8 @@ type tracer struct {
 	lossRate    float64             // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
 	lastRecv    time.Time           // last packet received on the connection
 	gap         time.Duration       // EWMA (1/8) of the time between received packets (gaps of 1 s or more left out)
+	lastSent    qlog.PacketNumber   // largest 1-RTT packet number sent
+	lastLost    qlog.PacketNumber   // largest 1-RTT packet number declared lost
 	sizes       *[sizeRing]sentSize // allocated with the first 1-RTT packet: a connection that never completes its handshake costs little
 	wake        chan struct{}
 	fwd         qlogwriter.Recorder // optional qlog file
@@ -86,10 +88,12 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 				t.sizes = new([sizeRing]sentSize)
 			}
 			t.sizes[int(ev.Header.PacketNumber)%sizeRing] = sentSize{ev.Header.PacketNumber, ev.Raw.Length}
+			t.lastSent = max(t.lastSent, ev.Header.PacketNumber)
 		}
 	case qlog.PacketLost:
 		if ev.Header.PacketType == qlog.PacketType1RTT {
 			t.packetsLost++
+			t.lastLost = max(t.lastLost, ev.Header.PacketNumber)
 			t.lossRate += 1.0 / lossWindow
 			if s := t.sizeOf(ev.Header.PacketNumber); s.pn == ev.Header.PacketNumber {
 				// Timer-based loss emits no MetricsUpdated: keep in-flight honest.

@@ -3,6 +3,8 @@ package session
 import (
 	"math"
 	"time"
+
+	"github.com/quic-go/quic-go/qlog"
 )
 
 // sessWindow is a path's session-level window: the session hands the path
@@ -15,6 +17,11 @@ import (
 type sessWindow struct {
 	bytes       float64   // the window, bytes; +Inf: unlimited
 	penalisedAt time.Time // the last halving
+
+	// Coupled congestion control (coupling.go).
+	coupled bool              // the rule governs the window (after the first loss)
+	cutPN   qlog.PacketNumber // the largest packet sent at the last reduction
+	l1, l2  float64           // bytes acknowledged between the last two losses, and since the last (OLIA)
 }
 
 // unlimited is the window of a path the session does not limit.
@@ -47,8 +54,8 @@ func (w *sessWindow) penalise(now time.Time, cwnd uint64, srtt time.Duration, ms
 // segment per window acknowledged) and lifts the limit once quic-go's own
 // window is the smaller.
 func (w *sessWindow) acked(n, cwnd, mss uint64) {
-	if math.IsInf(w.bytes, 1) {
-		return
+	if math.IsInf(w.bytes, 1) || w.coupled {
+		return // unlimited, or the coupling grows it (coupling.go)
 	}
 	w.bytes += float64(mss) * float64(n) / w.bytes
 	if w.bytes >= float64(cwnd) {
