@@ -176,7 +176,8 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	}
 	defer ln.Close()
 	srvDone := make(chan serverResult, 1)
-	go func() { srvDone <- serve(ctx, ln, r) }()
+	srvRun := r // the server's copy: the client side changes r.Hooks below
+	go func() { srvDone <- serve(ctx, ln, srvRun) }()
 
 	start := time.Now()
 	remote := net.UDPAddrFromAddrPort(topo.ServerAddr)
