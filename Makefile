@@ -14,7 +14,7 @@ TEST_DEPS :=
 # EdAR's model runs in onnxruntime when the library is there (else pure Go).
 BENCH_DEPS := $(if $(wildcard mk/onnxruntime.mk),onnxruntime)
 
-.PHONY: all build bench test test-short test-examples vet fuzz bench-go clean help docs-results
+.PHONY: all build bench test test-race test-short test-examples vet fuzz bench-go clean help docs-results
 all: build
 
 help:
@@ -33,9 +33,18 @@ vet:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# Every test, end-to-end transfers included (they run in virtual time).
-test: $(TEST_DEPS) vet test-examples
+# Every test, end-to-end transfers included (they run in virtual time), then
+# the session's packages again under the race detector, and the link
+# checks' Python unit tests.
+test: $(TEST_DEPS) vet test-examples net-unit
 	$(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) --no-print-directory test-race
+
+# The concurrent packages under the race detector. -short drops the long
+# transfers (100,000 streams, 50 MB per scheduler): the randomised stream
+# model, the cancellations, the limits and the HTTP-at-scale tests still run.
+test-race:
+	$(GO) test -race -short -count=1 -timeout 30m ./pkg/session/ ./pkg/mpfile/ ./pkg/pathmgr/
 
 # The example module (its own go.mod): a user's scheduler in a bench binary.
 test-examples:
