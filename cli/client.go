@@ -374,6 +374,11 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 	stopOnCancel := context.AfterFunc(ctx, func() { s.CloseWithError(context.Cause(ctx)) })
 	defer stopOnCancel()
 	var d mpfile.Download
+	// The longest wait for in-order bytes, from the request to the last byte
+	// (max_stall_s in the result).
+	var stall metrics.StallTimer
+	stall.Begin(time.Now())
+	w = metrics.StallWriter{W: w, T: &stall}
 	label := "get " + target
 	if viaHTTP {
 		label = "http-get " + target
@@ -389,6 +394,7 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 		d, err = mpfile.Get(ctx, s, target, w, c.progress(label))
 	}
 	fct := time.Since(start)
+	stall.End(start.Add(fct))
 	if err != nil {
 		err = interrupted(ctx, err)
 	}
@@ -401,6 +407,7 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 		c.logf("close: %v", cerr)
 	}
 	r := mpfile.NewResult(m, d, fct, st, series, err)
+	r.MaxStallSec = stall.Max().Seconds()
 	if auto != nil {
 		auto.finish(st, &r)
 		if !c.o.quiet {

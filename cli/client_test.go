@@ -111,6 +111,9 @@ func TestGetAndHTTPGet(t *testing.T) {
 		if len(r.PerPathBytes) != 2 {
 			t.Errorf("%s: per-path bytes %v, want 2 paths", cmd, r.PerPathBytes)
 		}
+		if r.MaxStallSec <= 0 || r.MaxStallSec > r.FCTSeconds {
+			t.Errorf("%s: max stall %.4f s, want in (0, FCT %.4f s]", cmd, r.MaxStallSec, r.FCTSeconds)
+		}
 		if got, _ := os.ReadFile(out); !bytes.Equal(got, ts.data) {
 			t.Errorf("%s: output file differs", cmd)
 		}

@@ -18,7 +18,8 @@
 //	server: one JSON array of the server's per-subflow counters
 //
 // get measures the flow completion time from the start of the dial to the
-// last byte, checks the SHA-256 and reads the kernel's per-subflow counters on
+// last byte and the longest stall (max_stall_s: the longest wait for new
+// bytes from the request to the last byte), checks the SHA-256 and reads the kernel's per-subflow counters on
 // both ends (MPTCP_TCPINFO and MPTCP_SUBFLOW_ADDRS). It exits 1 if the
 // connection fell back to plain TCP, fewer than -require-subflows subflows
 // remained, or the hash did not match; the JSON line is printed in every case.
@@ -255,6 +256,10 @@ func (g *getter) fetch(res *metrics.Result) error {
 	if _, err := fmt.Fprintf(c, "GET %s\n", g.file); err != nil {
 		return err
 	}
+	// The longest wait for in-order bytes, from the request to the last
+	// byte (max_stall_s), as mpquic-client times it.
+	var stall metrics.StallTimer
+	stall.Begin(time.Now())
 	br := bufio.NewReaderSize(c, 256<<10)
 	hdr, err := br.ReadString('\n')
 	if err != nil {
@@ -275,8 +280,10 @@ func (g *getter) fetch(res *metrics.Result) error {
 	}
 	defer out.Close()
 	h := sha256.New()
-	n, err := io.CopyN(io.MultiWriter(out, h), br, int64(size))
+	n, err := io.CopyN(metrics.StallWriter{W: io.MultiWriter(out, h), T: &stall}, br, int64(size))
 	end := time.Now()
+	stall.End(end)
+	res.MaxStallSec = stall.Max().Seconds()
 	res.Bytes = uint64(n)
 	res.FCTSeconds = end.Sub(start).Seconds()
 	if res.FCTSeconds > 0 {
