@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mpqsched/mpqsched/cmd/mpq-attack/attack"
+	"github.com/mpqsched/mpqsched/pkg/mpfile"
+	"github.com/mpqsched/mpqsched/pkg/session"
+)
+
+// Hostile clients of the load test that a genuine session client plays
+// (the raw ones are in package attack).
+
+// dialOne connects a one-path session from a new loopback socket; close
+// it with the returned function.
+func dialOne(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config) (*session.Session, func(), error) {
+	pc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := mpfile.Connect(ctx, []net.PacketConn{pc}, ua, tlsConf, nil, 30*time.Second)
+	if err != nil {
+		pc.Close()
+		return nil, nil, err
+	}
+	return s, func() { s.CloseWithError(nil); pc.Close() }, nil
+}
+
+// neverReading (load test (f)) requests the large file on n sessions and
+// never reads until ctx ends; then it reads what is left and counts in
+// Ended the downloads the server reset with mpfile.CodeWriteTimeout.
+func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n int) attack.Result {
+	var sessions, ended atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, closeAll, err := dialOne(context.Background(), ua, tlsConf)
+			if err != nil {
+				return
+			}
+			defer closeAll()
+			sessions.Add(1)
+			st, err := s.OpenStreamSync(ctx)
+			if err != nil {
+				return
+			}
+			if _, err := fmt.Fprintf(st, "FILE big\n"); err != nil {
+				return
+			}
+			<-ctx.Done()
+			st.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, err = io.Copy(io.Discard, st)
+			var se *session.StreamError
+			if errors.As(err, &se) && se.Remote && se.ErrorCode == mpfile.CodeWriteTimeout {
+				ended.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return attack.Result{Attack: "never-reading", Sessions: sessions.Load(), Ended: ended.Load()}
+}
+
+// halfSent (load test (g)) opens perSession streams on each of n sessions
+// and sends half a request on each (a FILE line without its end, an HTTP
+// header without its empty line); Frames counts the requests, Ended those
+// the server cut (the stream ended) within 20 s.
+func halfSent(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n, perSession int) attack.Result {
+	var sessions, frames, ended atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, closeAll, err := dialOne(context.Background(), ua, tlsConf)
+			if err != nil {
+				return
+			}
+			defer closeAll()
+			sessions.Add(1)
+			var swg sync.WaitGroup
+			for i := range perSession {
+				st, err := s.OpenStreamSync(ctx)
+				if err != nil {
+					return
+				}
+				half := "FILE f10"
+				if i%2 == 1 {
+					half = "GET /f10 HTTP/1.1\r\nHost: mpquic\r\n"
+				}
+				if _, err := io.WriteString(st, half); err != nil {
+					return
+				}
+				frames.Add(1)
+				swg.Add(1)
+				go func() {
+					defer swg.Done()
+					st.SetReadDeadline(time.Now().Add(20 * time.Second))
+					b, err := io.ReadAll(st)
+					if err == nil && (len(b) == 0 || bytes.Contains(b, []byte("408"))) {
+						ended.Add(1)
+					}
+					st.Close()
+				}()
+			}
+			swg.Wait()
+		}()
+	}
+	wg.Wait()
+	return attack.Result{Attack: "half-sent", Sessions: sessions.Load(), Frames: frames.Load(), Ended: ended.Load()}
+}

@@ -1,0 +1,232 @@
+package attack
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go/quicvarint"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// Options bound an attack.
+type Options struct {
+	Addr     *net.UDPAddr  // the server (loopback only)
+	TLS      *tls.Config   // client TLS (the server's pinned certificate)
+	Sessions int           // hostile sessions run at once
+	Duration time.Duration // how long each keeps attacking
+	MaxBytes int64         // overlap: payload bytes per session at most
+	File     string        // window: the file requested
+	Rate     int           // ackreq: AckReqs per second per session (0: as fast as QUIC takes them)
+}
+
+// Result counts what an attack did and what the server did to it.
+type Result struct {
+	Attack   string  `json:"attack"`
+	Sessions int64   `json:"sessions"`        // sessions opened (the attack reconnects when the server ends one)
+	Ended    int64   `json:"sessions_ended"`  // sessions the server ended while the attack ran
+	Frames   int64   `json:"frames"`          // segments, Acks or AckReqs sent
+	Bytes    int64   `json:"bytes"`           // payload bytes sent
+	Failed   int64   `json:"dial_failures"`   // sessions that could not be opened
+	Accepted int64   `json:"joins_accepted"`  // joins: forged or replayed joins the server accepted
+	Refused  int64   `json:"joins_refused"`   // joins: refused
+	Seconds  float64 `json:"elapsed_seconds"` // wall time of the attack
+}
+
+// counters is a Result under construction, safe for concurrent use.
+type counters struct{ sessions, ended, frames, bytes, failed, accepted, refused atomic.Int64 }
+
+func (c *counters) result(name string, el time.Duration) Result {
+	return Result{Attack: name, Sessions: c.sessions.Load(), Ended: c.ended.Load(), Frames: c.frames.Load(),
+		Bytes: c.bytes.Load(), Failed: c.failed.Load(), Accepted: c.accepted.Load(), Refused: c.refused.Load(), Seconds: el.Seconds()}
+}
+
+// run runs body for o.Sessions sessions at once until o.Duration passed
+// (or ctx ended); body returns when its session ended or it is done, and
+// a new session replaces one the server ended.
+func run(ctx context.Context, name string, o Options, body func(ctx context.Context, p *Peer, c *counters) error) Result {
+	ctx, cancel := context.WithTimeout(ctx, o.Duration)
+	defer cancel()
+	start := time.Now()
+	var c counters
+	var wg sync.WaitGroup
+	for range max(o.Sessions, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				p, err := Dial(ctx, o.Addr, o.TLS)
+				if err != nil {
+					if ctx.Err() == nil {
+						c.failed.Add(1)
+						time.Sleep(50 * time.Millisecond)
+					}
+					continue
+				}
+				c.sessions.Add(1)
+				go p.Discard()
+				err = body(ctx, p, &c)
+				if p.Conn.Context().Err() != nil && ctx.Err() == nil {
+					c.ended.Add(1)
+				}
+				p.Close()
+				if errors.Is(err, errDone) {
+					<-ctx.Done()
+				}
+				select { // a breath before the next session
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return c.result(name, time.Since(start))
+}
+
+// errDone ends a session's attack without reconnecting.
+var errDone = errors.New("done")
+
+// Overlap (issue 10 item 1) leaves segment 0 missing and sends 16 KiB
+// segments whose offsets overlap one another anywhere in the window the
+// server announced (each offset at least its sequence number, which is all
+// a receiver that checks each segment alone asks), up to o.MaxBytes per
+// session: such a receiver holds every one of them.
+func Overlap(ctx context.Context, o Options) Result {
+	payload := make([]byte, wire.MaxSegmentPayload)
+	return run(ctx, "overlap", o, func(ctx context.Context, p *Peer, c *counters) error {
+		if err := p.Segment(1, 1, payload); err != nil {
+			return err
+		}
+		c.frames.Add(1)
+		c.bytes.Add(int64(len(payload)))
+		limit := uint64(64 << 10) // until the server's first Ack
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		if l, err := p.awaitLimit(actx, 1<<20); err == nil {
+			limit = l
+		}
+		cancel()
+		const maxSeq = 1 << 16
+		span := uint64(1)
+		if limit > 2*maxSeq+wire.MaxSegmentPayload {
+			span = limit - 2*maxSeq - wire.MaxSegmentPayload
+		}
+		sent := int64(len(payload))
+		for seq := uint64(2); seq < maxSeq && ctx.Err() == nil; seq++ {
+			if o.MaxBytes > 0 && sent >= o.MaxBytes {
+				return errDone
+			}
+			if err := p.Segment(seq, seq+(seq*4099)%span, payload); err != nil {
+				return err
+			}
+			sent += int64(len(payload))
+			c.frames.Add(1)
+			c.bytes.Add(int64(len(payload)))
+		}
+		return errDone
+	})
+}
+
+// Holes is how many 1-byte holes AckReqs fragments the receive buffer
+// into: with the segment at the window's end, one run fewer than
+// pkg/session's cap of 4096 (a peer that needs more is in violation).
+const Holes = 4094
+
+// AckReqs (issue 10 item 2) fragments the server's receive buffer (Holes
+// one-byte segments with a missing one between each two), puts one byte at
+// the end of the window the server announced, and then asks for Acks
+// (1-byte datagrams), o.Rate per second (0: as fast as QUIC lets it).
+func AckReqs(ctx context.Context, o Options) Result {
+	return run(ctx, "ackreq", o, func(ctx context.Context, p *Peer, c *counters) error {
+		one := []byte{0}
+		for i := uint64(0); i < Holes; i++ {
+			if err := p.Segment(2*i+1, 2*i+1, one); err != nil {
+				return err
+			}
+			c.frames.Add(1)
+		}
+		limit, err := p.awaitLimit(ctx, 2*Holes+2)
+		if err != nil {
+			return err
+		}
+		if err := p.Segment(limit-1, limit-1, one); err != nil {
+			return err
+		}
+		start := time.Now()
+		for i := 1; ctx.Err() == nil && p.Conn.Context().Err() == nil; i++ {
+			if err := p.AckReq(); err != nil {
+				return err
+			}
+			c.frames.Add(1)
+			if o.Rate > 0 {
+				if d := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(o.Rate))); d > 0 {
+					time.Sleep(d)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// awaitLimit reads the server's Acks until one announces a window limit of
+// at least least bytes, and returns it.
+func (p *Peer) awaitLimit(ctx context.Context, least uint64) (uint64, error) {
+	var a wire.Ack
+	for {
+		b, err := p.Conn.ReceiveDatagram(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if len(b) > 0 && b[0] == wire.TypeAck && wire.ParseAck(b, &a) == nil && a.Limit >= least {
+			return a.Limit, nil
+		}
+	}
+}
+
+// Window (issue 10 item 3) requests o.File, reads (and drops) every byte
+// the server sends, and answers with Acks that acknowledge nothing and
+// announce a 2^62-1 byte window, every 20 ms: a sender that trusts the
+// window keeps everything it sent for retransmission.
+func Window(ctx context.Context, o Options) Result {
+	return run(ctx, "window", o, func(ctx context.Context, p *Peer, c *counters) error {
+		if err := p.Request("FILE " + o.File + "\n"); err != nil {
+			return err
+		}
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if err := p.Ack(&wire.Ack{Cum: 0, Limit: quicvarint.Max}); err != nil {
+				return err
+			}
+			c.frames.Add(1)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-p.Conn.Context().Done():
+				return nil
+			case <-t.C:
+			}
+		}
+	})
+}
+
+// Idle (issue 10 item 4) opens sessions and does nothing with them; QUIC
+// keep-alives keep the paths up.
+func Idle(ctx context.Context, o Options) Result {
+	return run(ctx, "idle", o, func(ctx context.Context, p *Peer, c *counters) error {
+		select {
+		case <-ctx.Done():
+		case <-p.Conn.Context().Done():
+		}
+		return nil
+	})
+}
+
+// randomBytes fills b from crypto/rand.
+func randomBytes(b []byte) { rand.Read(b) }

@@ -1,0 +1,219 @@
+// Package attack is the hostile-peer side of mpq-attack and of cli's load
+// test: raw multipath-QUIC session peers built from quic-go and pkg/wire
+// that complete the session handshake and then send what a hostile client
+// would (issue 10). It uses only pkg/wire's encoders that exist in every
+// protocol version so far (wire.Magic[3] is 1 or 2), so the same source
+// builds against an older tree to measure the server before a fix.
+//
+// Every attack is bounded in count and duration, and Dial refuses
+// non-loopback addresses: this is a measuring tool for one's own server.
+package attack
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/quicvarint"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// ALPN is the session's TLS application protocol (pkg/session.ALPN).
+const ALPN = "mpqsched/1"
+
+// Record types of protocol version 2 that version 1 lacks (pkg/wire).
+const (
+	recMaxData    byte = 0x04 // MAX_STREAM_DATA: stream id, limit in bytes
+	recMaxStreams byte = 0x06 // MAX_STREAMS: count in the id field
+)
+
+// Version is the session protocol version this package was built with.
+func Version() int { return int(wire.Magic[3]) }
+
+// ErrNotLoopback is returned for a target that is not a loopback address.
+var ErrNotLoopback = errors.New("attack: the target must be a loopback address")
+
+// CheckLoopback refuses targets off this host.
+func CheckLoopback(a *net.UDPAddr) error {
+	if a == nil || !a.IP.IsLoopback() {
+		return fmt.Errorf("%w, not %v", ErrNotLoopback, a)
+	}
+	return nil
+}
+
+// Peer is a raw session client on one path: the Hello handshake is done;
+// what it sends next is up to the caller.
+type Peer struct {
+	Conn *quic.Conn
+	Out  *quic.SendStream // the path's data stream: Segment frames
+	In   *bufio.Reader    // the server's data stream, after its Accept
+	ID   [wire.SessionIDLen]byte
+	pc   net.PacketConn
+	tr   *quic.Transport
+
+	seq, off uint64 // next in-order segment
+}
+
+// ClientTLS returns conf with the session's ALPN and X25519 only, so that
+// a ClientHello fits one Initial packet.
+func ClientTLS(conf *tls.Config) *tls.Config {
+	c := conf.Clone()
+	c.NextProtos = []string{ALPN}
+	c.CurvePreferences = []tls.CurveID{tls.X25519}
+	return c
+}
+
+// Dial0 opens a QUIC connection from a new loopback socket to o.Addr,
+// without the session handshake.
+func Dial0(ctx context.Context, o Options) (*Peer, error) {
+	if err := CheckLoopback(o.Addr); err != nil {
+		return nil, err
+	}
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: o.Addr.IP})
+	if err != nil {
+		return nil, err
+	}
+	p := &Peer{pc: pc, tr: &quic.Transport{Conn: pc}}
+	q := &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 5 * time.Second,
+		InitialStreamReceiveWindow: 16 << 20, MaxStreamReceiveWindow: 64 << 20}
+	if p.Conn, err = p.tr.Dial(ctx, o.Addr, ClientTLS(o.TLS), q); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Dial opens a QUIC connection from a new loopback socket to addr and runs
+// the session's Hello handshake. The server's stream credit is raised to
+// the most the protocol allows when the version has stream flow control.
+func Dial(ctx context.Context, addr *net.UDPAddr, conf *tls.Config) (*Peer, error) {
+	p, err := Dial0(ctx, Options{Addr: addr, TLS: conf})
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Peer, error) { p.Close(); return nil, err }
+	if p.Out, err = p.Conn.OpenUniStream(); err != nil {
+		return fail(err)
+	}
+	if _, err := p.Out.Write(wire.AppendHandshake(nil, wire.Hello{})); err != nil {
+		return fail(err)
+	}
+	in, err := p.Conn.AcceptUniStream(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	p.In = bufio.NewReaderSize(in, 64<<10)
+	f, err := wire.ReadHandshake(p.In)
+	if err != nil {
+		return fail(err)
+	}
+	a, ok := f.(*wire.Accept)
+	if !ok {
+		return fail(fmt.Errorf("attack: server answered %T", f))
+	}
+	p.ID = a.SessionID
+	return p, nil
+}
+
+// Close closes the connection and its socket.
+func (p *Peer) Close() {
+	if p.Conn != nil {
+		p.Conn.CloseWithError(0, "")
+	}
+	p.tr.Close()
+	p.pc.Close()
+}
+
+// Segment sends one segment with the given sequence number and offset.
+func (p *Peer) Segment(seq, off uint64, payload []byte) error {
+	b := wire.AppendSegmentHeader(make([]byte, 0, 32+len(payload)), seq, off, len(payload))
+	_, err := p.Out.Write(append(b, payload...))
+	return err
+}
+
+// Records sends b, whole records of the connection byte stream, as the
+// next in-order segments.
+func (p *Peer) Records(b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), 1200)
+		if err := p.Segment(p.seq, p.off, b[:n]); err != nil {
+			return err
+		}
+		p.seq++
+		p.off += uint64(n)
+		b = b[n:]
+	}
+	return nil
+}
+
+// Request sends line on client stream 0 (without ending the stream) and,
+// in protocol version 2, grants the server the largest window on it.
+func (p *Peer) Request(line string) error {
+	b := wire.AppendRecordHeader(nil, wire.RecData, 0, uint64(len(line)))
+	b = append(b, line...)
+	if Version() >= 2 {
+		b = append(b, recMaxData)
+		b = quicvarint.Append(b, 0)
+		b = quicvarint.Append(b, quicvarint.Max)
+	}
+	return p.Records(b)
+}
+
+// Discard reads and drops the server's data stream until it ends, so that
+// QUIC's own flow control never holds the server back.
+func (p *Peer) Discard() { io.Copy(io.Discard, p.In) }
+
+// AckReq asks the server for an Ack.
+func (p *Peer) AckReq() error { return p.Conn.SendDatagram([]byte{wire.TypeAckReq}) }
+
+// Ack sends a connection-level Ack.
+func (p *Peer) Ack(a *wire.Ack) error { return p.Conn.SendDatagram(wire.AppendAck(nil, a)) }
+
+// Consume reads the server's segments (one path: they come in order) and
+// acknowledges them like a genuine receiver, every 20 ms, with a 4 MiB
+// window beyond what arrived, until the data stream ends. It keeps a
+// session busy, neither idle nor with its acknowledgements stalled.
+func (p *Peer) Consume() {
+	var mu sync.Mutex
+	var next, off uint64
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			a := wire.Ack{Cum: next, Limit: off + 4<<20}
+			mu.Unlock()
+			if p.Ack(&a) != nil {
+				return
+			}
+		}
+	}()
+	defer close(done)
+	buf := make([]byte, wire.MaxSegmentPayload)
+	for {
+		seg, err := wire.ReadSegment(p.In, buf)
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		if seg.Seq == next {
+			next++
+			off = seg.Offset + uint64(len(seg.Payload))
+		}
+		mu.Unlock()
+	}
+}
