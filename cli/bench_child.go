@@ -165,15 +165,21 @@ func runJob(j job) metrics.Result {
 	if j.Opportunistic {
 		name += orSuffix
 	}
+	if j.Coupling != "" {
+		name += "+" + j.Coupling
+	}
 	if err := configureBenchScheduler(&r, j); err != nil {
 		return metrics.Result{Scheduler: name, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
 	}
-	if j.Opportunistic {
+	if j.Opportunistic || j.Coupling != "" {
 		var cfg session.Config
 		if r.SessionConfig != nil {
 			cfg = *r.SessionConfig
 		}
-		cfg.OpportunisticReinjection = true
+		cfg.OpportunisticReinjection = cfg.OpportunisticReinjection || j.Opportunistic
+		if j.Coupling != "" {
+			cfg.Coupling = j.Coupling
+		}
 		r.SessionConfig = &cfg
 	}
 	res, _, _ := bench.Transfer(context.Background(), r)

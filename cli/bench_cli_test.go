@@ -96,6 +96,7 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"run", "-scenario-file", nine, "-scenarios", "hetero-2path"}, exitUsage, "-scenario-file and -scenarios contradict each other"},
 		{[]string{"run", "-format", "xml"}, exitUsage, `-format "xml": want table, json or csv`},
 		{[]string{"run", "-opportunistic", "maybe"}, exitUsage, `-opportunistic "maybe": want off, on or both`},
+		{[]string{"run", "-coupling", "lia,cubic"}, exitUsage, `-coupling "lia,cubic": cc: unknown coupling "cubic"`},
 		{[]string{"run", "-shard", "3/3"}, exitUsage, "K = 3 outside [0, 2]; K counts from 0"},
 		{[]string{"run", "-shard", "0/0"}, exitUsage, "N = 0 shards outside [1, 100000]"},
 		{[]string{"run", "-shard", "half"}, exitUsage, "want K/N, such as 0/4"},

@@ -22,6 +22,10 @@ type job struct {
 	// Opportunistic turns on the session's opportunistic reinjection; the
 	// result's scheduler name then gets the suffix orSuffix.
 	Opportunistic bool `json:"opportunistic,omitempty"`
+	// Coupling is the session's coupled congestion control for this run
+	// ("" or "none": the scenario's, else uncoupled); the result's scheduler
+	// name then gets the suffix "+<coupling>".
+	Coupling string `json:"coupling,omitempty"`
 }
 
 // orSuffix marks, in results, the runs made with opportunistic reinjection.
@@ -45,6 +49,7 @@ type runFlags struct {
 	quiet      bool
 	model      string
 	or         string
+	coupling   string // -coupling: comma-separated coupling names, or ""
 	shard      shard
 }
 
@@ -122,7 +127,9 @@ func buildJobs(f *runFlags) ([]job, error) {
 						if or != (f.or == "on") && f.or != "both" { // "" (other callers) is off
 							continue
 						}
-						jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Opportunistic: or})
+						for _, c := range couplings(f.coupling) {
+							jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Opportunistic: or, Coupling: c})
+						}
 					}
 				}
 			}
@@ -152,4 +159,13 @@ func sortResults(rs []metrics.Result) {
 		}
 		return 0
 	})
+}
+
+// couplings splits the -coupling list ("" is one run with the scenario's
+// own coupling).
+func couplings(list string) []string {
+	if list == "" {
+		return []string{""}
+	}
+	return strings.Split(list, ",")
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mpqsched/mpqsched/pkg/cc"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,6 +48,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.noReport, "no-report", false, "do not write the Markdown report and plots")
 	fs.BoolVar(&f.quiet, "q", false, "no progress lines on stderr")
 	fs.StringVar(&f.model, "edar-model", benchDefaultModel(), "EdAR ONNX model file")
+	fs.StringVar(&f.coupling, "coupling", "", "coupled congestion control of the sending session, a comma-separated list run as one more dimension of the matrix: "+strings.Join(cc.Names(), ", ")+" (runs named <scheduler>+<coupling>; empty: the scenario's own, else none)")
 	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+orSuffix+")")
 	fs.Var(&f.shard, "shard", "K/N: run only slice K (from 0) of N of the matrix: the runs whose index is K modulo N")
 	pos, err := fs.parse(args)
@@ -95,6 +97,13 @@ func checkRunFlags(f *runFlags, given map[string]bool) error {
 	case "off", "on", "both":
 	default:
 		return usagef("-opportunistic %q: want off, on or both", f.or)
+	}
+	if f.coupling != "" {
+		for _, c := range strings.Split(f.coupling, ",") {
+			if _, err := cc.New(c); err != nil {
+				return usagef("-coupling %q: %v", f.coupling, err)
+			}
+		}
 	}
 	return nil
 }

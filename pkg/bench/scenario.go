@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/scenario"
+	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
 // FromScenario makes the Run of scheduler schedName on scenario s with seed:
@@ -37,6 +38,9 @@ func FromScenario(s scenario.Scenario, schedName string, seed int64) (Run, error
 	}
 	if rs.Timed {
 		r.Timed = rs.Duration.D()
+	}
+	if rs.Coupling != "" {
+		r.SessionConfig = &session.Config{Coupling: rs.Coupling}
 	}
 	return r, nil
 }

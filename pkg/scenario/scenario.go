@@ -54,6 +54,10 @@ type Scenario struct {
 	// ReceiveBuffer is the receiver's connection-level buffer, bytes; 0 means
 	// the transport's default.
 	ReceiveBuffer int64 `json:"receive_buffer,omitempty"`
+	// Coupling is the sender's coupled congestion control (session
+	// Config.Coupling: none, lia, olia, balia, reno-friendly); "" means
+	// none, unless mpquic-bench's -coupling says otherwise.
+	Coupling string `json:"coupling,omitempty"`
 	// Duration is the run's time limit (> 0). Every window and schedule step
 	// must end by Duration.
 	Duration Duration `json:"duration"`

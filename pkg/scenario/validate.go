@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/mpqsched/mpqsched/pkg/cc"
 	"regexp"
 )
 
@@ -80,6 +81,11 @@ func (s Scenario) Validate() error {
 	}
 	if s.ReceiveBuffer < 0 {
 		c.fail("receive_buffer", "%d must be >= 0 (0 = default)", s.ReceiveBuffer)
+	}
+	if s.Coupling != "" {
+		if _, err := cc.New(s.Coupling); err != nil {
+			c.fail("coupling", "%v", err)
+		}
 	}
 	if s.Duration <= 0 {
 		c.fail("duration", "%v must be > 0", s.Duration)
