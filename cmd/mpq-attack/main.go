@@ -5,7 +5,7 @@
 // and threads read from /proc while the attack ran.
 //
 //	mpq-attack overlap  -addr 127.0.0.1:4433 -ca cert.pem -pid PID [-sessions 2 -duration 20s -max-bytes 1200000000]
-//	mpq-attack ackreq   -addr ... -ca ... -pid PID [-sessions 2 -duration 20s -rate 1000]
+//	mpq-attack ackreq   -addr ... -ca ... -pid PID [-sessions 2 -duration 20s -rate 1000 -holes 31]
 //	mpq-attack window   -addr ... -ca ... -pid PID -file big [-sessions 10 -duration 20s]
 //	mpq-attack idle     -addr ... -ca ... [-sessions 100 -duration 20s]
 //	mpq-attack joins    -addr ... -ca ... [-forged 20]
@@ -65,6 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	maxBytes := fs.Int64("max-bytes", 1200<<20, "overlap: payload bytes per session at most")
 	file := fs.String("file", "big", "window: the file to request")
 	rate := fs.Int("rate", 1000, "ackreq: AckReqs per second per session (0: as fast as QUIC takes them)")
+	holes := fs.Int("holes", 31, fmt.Sprintf("ackreq: holes spread over the receive window, 1..%d (31: a per-sequence-number scan reads the whole window per Ack; %d: the most ranges)", attack.MaxHoles, attack.MaxHoles))
 	forged := fs.Int("forged", 20, "joins: forged joins to try")
 	count := fs.Int("count", 10000, fmt.Sprintf("initials: genuine Initials to send, 0..%d", maxCount))
 	garbage := fs.Int("garbage", 10000, fmt.Sprintf("initials: garbage Initial-shaped datagrams to send, 0..%d", maxCount))
@@ -86,6 +87,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad("-count and -garbage: want 0..%d", maxCount)
 	case *rate < 0 || *rate > 1000000:
 		return bad("-rate %d: want 0..1000000", *rate)
+	case *holes < 1 || *holes > attack.MaxHoles:
+		return bad("-holes %d: want 1..%d", *holes, attack.MaxHoles)
 	case *forged < 0 || *forged > maxCount:
 		return bad("-forged %d: want 0..%d", *forged, maxCount)
 	}
@@ -93,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad("-addr: %v", err)
 	}
-	o := attack.Options{Addr: ua, Sessions: *sessions, Duration: *dur, MaxBytes: *maxBytes, File: *file, Rate: *rate}
+	o := attack.Options{Addr: ua, Sessions: *sessions, Duration: *dur, MaxBytes: *maxBytes, File: *file, Rate: *rate, Holes: *holes}
 	ctx := context.Background()
 	if *inproc != "" {
 		if cmd != "initials" {

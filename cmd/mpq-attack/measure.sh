@@ -35,6 +35,15 @@ echo "{\"run\":\"ackreq+legit\",\"client\":$(legit)}" >>"$out"
 wait $apid
 echo "{\"run\":\"ackreq\",\"result\":$(cat "$work/ackreq.json")}" >>"$out"
 stop_server
+# item 2 again, with the most holes the current session allows (its worst case)
+start_server
+atk ackreq -sessions 2 -duration 20s -holes 4094 >"$work/ackreq.json" &
+apid=$!
+sleep 2
+echo "{\"run\":\"ackreq4094+legit\",\"client\":$(legit)}" >>"$out"
+wait $apid
+echo "{\"run\":\"ackreq4094\",\"result\":$(cat "$work/ackreq.json")}" >>"$out"
+stop_server
 # item 3: forged 2^62-1 window, no acknowledgements, 10 sessions
 start_server; echo "{\"run\":\"window\",\"result\":$(atk window -sessions 10 -duration 20s -file big)}" >>"$out"; stop_server
 # item 5: Initial flood against a server in the attack's own process (goroutines counted)

@@ -24,6 +24,7 @@ type Options struct {
 	MaxBytes int64         // overlap: payload bytes per session at most
 	File     string        // window: the file requested
 	Rate     int           // ackreq: AckReqs per second per session (0: as fast as QUIC takes them)
+	Holes    int           // ackreq: holes in the receive buffer (0: 31; at most MaxHoles)
 }
 
 // Result counts what an attack did and what the server did to it.
@@ -133,27 +134,39 @@ func Overlap(ctx context.Context, o Options) Result {
 	})
 }
 
-// Holes is how many 1-byte holes AckReqs fragments the receive buffer
-// into: with the segment at the window's end, one run fewer than
-// pkg/session's cap of 4096 (a peer that needs more is in violation).
-const Holes = 4094
+// MaxHoles is the most holes AckReqs makes: with the segment at the
+// window's end, one run fewer than pkg/session's cap of 4096 runs (a peer
+// that needs more is in violation).
+const MaxHoles = 4094
 
-// AckReqs (issue 10 item 2) fragments the server's receive buffer (Holes
-// one-byte segments with a missing one between each two), puts one byte at
-// the end of the window the server announced, and then asks for Acks
-// (1-byte datagrams), o.Rate per second (0: as fast as QUIC lets it).
+// AckReqs (issue 10 item 2) puts o.Holes one-byte segments (default 31)
+// evenly over the window the server announced, segment 0 and the ones in
+// between missing, and one byte at the window's end; then it asks for Acks
+// (1-byte datagrams), o.Rate per second (0: as fast as QUIC lets it). With
+// fewer than 32 holes, a receiver that looks for Ack ranges sequence
+// number by sequence number scans the whole window for each Ack; with
+// MaxHoles, one that walks its ranges has the most to walk.
 func AckReqs(ctx context.Context, o Options) Result {
+	holes := uint64(o.Holes)
+	if holes == 0 {
+		holes = 31
+	}
+	holes = min(holes, MaxHoles)
 	return run(ctx, "ackreq", o, func(ctx context.Context, p *Peer, c *counters) error {
 		one := []byte{0}
-		for i := uint64(0); i < Holes; i++ {
-			if err := p.Segment(2*i+1, 2*i+1, one); err != nil {
+		if err := p.Segment(1, 1, one); err != nil {
+			return err
+		}
+		limit, err := p.awaitLimit(ctx, 1<<20)
+		if err != nil {
+			return err
+		}
+		step := (limit - 2) / holes
+		for k := uint64(1); k < holes; k++ {
+			if err := p.Segment(1+k*step, 1+k*step, one); err != nil {
 				return err
 			}
 			c.frames.Add(1)
-		}
-		limit, err := p.awaitLimit(ctx, 2*Holes+2)
-		if err != nil {
-			return err
 		}
 		if err := p.Segment(limit-1, limit-1, one); err != nil {
 			return err
