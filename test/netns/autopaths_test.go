@@ -201,7 +201,7 @@ func (e *env) autoDownload(t *testing.T, during func(start time.Time)) (metrics.
 	}
 	clArgs := []string{filepath.Join(e.bin, "mpquic-client"), "-addr", addr, "-ca", filepath.Join(e.certDir, "cert.pem"), "-server-name", certName,
 		"-paths", "auto", "-scheduler", "minrtt", "-scenario", e.spec.Name, "-capacity-bps", fmt.Sprint(e.spec.CapacityDownBps()),
-		"-timeout", "3m", "-v", "get", "payload", "-o", "/dev/null"} // no -q: the events and the table go to stderr; -v: the same with wall times
+		"-timeout", "3m", "-v", "get", e.payload(), "-o", "/dev/null"} // no -q: the events and the table go to stderr; -v: the same with wall times
 	cl := exec.Command("ip", append(append([]string{"netns", "exec", e.spec.ClientNS()}, nice...), clArgs...)...)
 	var stdout, stderr syncBuffer
 	cl.Stdout, cl.Stderr = &stdout, &stderr

@@ -3,7 +3,9 @@
 // for RTT and rate, then 20 MB downloads over kernel MPTCP (reno) and over
 // multipath QUIC (cmd/mpquic-server, cmd/mpquic-client) with the minRTT and
 // redundant schedulers, lossless and with 0.5% loss; a download that loses
-// path 2 midway (TestPathDown); the link check failing specs whose delay
+// path 2 midway (TestPathDown); path 1 down for 10 s mid-download, its
+// recovery beside kernel MPTCP's (TestOutageRecoveryVsMPTCP,
+// handoff_test.go); the link check failing specs whose delay
 // is missing, doubled or one-way (TestVerifyLoud); and, on request, the
 // comparison of every scheduler with kernel MPTCP (TestCompare, see
 // compare_test.go).
@@ -48,6 +50,15 @@ type env struct {
 	bin     string // directory of the built binaries
 	dataDir string // directory served by the servers; holds the file "payload"
 	certDir string // cert.pem and key.pem of the multipath QUIC server
+	file    string // the file downloaded, in dataDir ("" = "payload", fileSize bytes)
+}
+
+// payload is the name of the file the downloads fetch.
+func (e *env) payload() string {
+	if e.file == "" {
+		return "payload"
+	}
+	return e.file
 }
 
 func requireNetns(t *testing.T) {
@@ -268,20 +279,29 @@ func (w logWriter) Write(b []byte) (int, error) {
 // kernelMPTCP downloads the payload over kernel MPTCP.
 func (e *env) kernelMPTCP(t *testing.T) metrics.Result {
 	t.Helper()
+	res, err := e.kernelMPTCPDuring(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// kernelMPTCPDuring is kernelMPTCP that runs during (if not nil) on its
+// own goroutine once the client has started, and returns a failed
+// download's error with its Result.
+func (e *env) kernelMPTCPDuring(t *testing.T, during func()) (metrics.Result, error) {
+	t.Helper()
 	bl := filepath.Join(e.bin, "mptcp-baseline")
 	addr := netem.ServerAddr + ":4433"
 	var pathAddrs []string
 	for p := 1; p <= len(e.spec.Paths); p++ {
 		pathAddrs = append(pathAddrs, netem.ClientAddr(p))
 	}
-	res, err := runDownload(t, e,
+	return runDownloadDuring(t, e,
 		bl, []string{"serve", "-dir", e.dataDir, "-addr", addr},
-		bl, []string{"get", "-addr", addr, "-file", "payload", "-o", "/dev/null", "-scenario", e.spec.Name,
-			"-capacity-bps", fmt.Sprint(e.spec.CapacityDownBps()), "-path-addrs", strings.Join(pathAddrs, ","), "-require-subflows", "2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+		bl, []string{"get", "-addr", addr, "-file", e.payload(), "-o", "/dev/null", "-scenario", e.spec.Name,
+			"-capacity-bps", fmt.Sprint(e.spec.CapacityDownBps()), "-path-addrs", strings.Join(pathAddrs, ","), "-require-subflows", "2"},
+		during)
 }
 
 // multipathQUIC downloads the payload over a multipath QUIC session on
@@ -290,18 +310,26 @@ func (e *env) kernelMPTCP(t *testing.T) metrics.Result {
 // the client has started.
 func (e *env) multipathQUIC(t *testing.T, scheduler string, during func()) (metrics.Result, error) {
 	t.Helper()
+	res, _, err := e.multipathQUICOut(t, scheduler, during)
+	return res, err
+}
+
+// multipathQUICOut is multipathQUIC that also returns the client's stderr
+// (its -v log).
+func (e *env) multipathQUICOut(t *testing.T, scheduler string, during func()) (metrics.Result, string, error) {
+	t.Helper()
 	addr := netem.ServerAddr + ":" + mpquicPort
 	var pathAddrs []string
 	for p := 1; p <= len(e.spec.Paths); p++ {
 		pathAddrs = append(pathAddrs, netem.ClientAddr(p))
 	}
-	return runDownloadDuring(t, e,
+	return runDownloadOut(t, e,
 		filepath.Join(e.bin, "mpquic-server"), []string{"-dir", e.dataDir, "-addr", addr, "-scheduler", scheduler,
 			"-cert", filepath.Join(e.certDir, "cert.pem"), "-key", filepath.Join(e.certDir, "key.pem"), "-name", certName, "-v"},
 		filepath.Join(e.bin, "mpquic-client"), []string{"-addr", addr, "-ca", filepath.Join(e.certDir, "cert.pem"), "-server-name", certName,
 			"-paths", strings.Join(pathAddrs, ","), "-scheduler", scheduler, "-scenario", e.spec.Name,
 			"-capacity-bps", fmt.Sprint(e.spec.CapacityDownBps()), "-timeout", "3m", "-v",
-			"get", "payload", "-o", "/dev/null"},
+			"get", e.payload(), "-o", "/dev/null"},
 		during)
 }
 
@@ -318,12 +346,20 @@ func runDownload(t *testing.T, e *env, serverBin string, serverArgs []string, cl
 // its own goroutine once the client has started, and waits for it.
 func runDownloadDuring(t *testing.T, e *env, serverBin string, serverArgs []string, clientBin string, clientArgs []string, during func()) (metrics.Result, error) {
 	t.Helper()
+	res, _, err := runDownloadOut(t, e, serverBin, serverArgs, clientBin, clientArgs, during)
+	return res, err
+}
+
+// runDownloadOut is runDownloadDuring that also returns the client's
+// stderr.
+func runDownloadOut(t *testing.T, e *env, serverBin string, serverArgs []string, clientBin string, clientArgs []string, during func()) (metrics.Result, string, error) {
+	t.Helper()
 	nice := []string{"nice", "-n", niceness()}
 	srv := exec.Command("ip", append(append([]string{"netns", "exec", e.spec.ServerNS()}, nice...), append([]string{serverBin}, serverArgs...)...)...)
 	var srvLog strings.Builder
 	srv.Stdout, srv.Stderr = &srvLog, &srvLog
 	if err := srv.Start(); err != nil {
-		return metrics.Result{}, err
+		return metrics.Result{}, "", err
 	}
 	defer func() {
 		_ = srv.Process.Kill()
@@ -355,19 +391,19 @@ func runDownloadDuring(t *testing.T, e *env, serverBin string, serverArgs []stri
 		}
 	}
 	if last == "" {
-		return res, fmt.Errorf("client printed no result (err %v): stdout %q stderr %q", err, out, stderr.String())
+		return res, stderr.String(), fmt.Errorf("client printed no result (err %v): stdout %q stderr %q", err, out, stderr.String())
 	}
 	if jerr := json.Unmarshal([]byte(last), &res); jerr != nil {
-		return res, fmt.Errorf("client result %q: %v", last, jerr)
+		return res, stderr.String(), fmt.Errorf("client result %q: %v", last, jerr)
 	}
 	t.Logf("client result: %s", last)
 	if strings.TrimSpace(stderr.String()) != "" {
 		t.Logf("client stderr:\n%s", stderr.String())
 	}
 	if err != nil {
-		return res, fmt.Errorf("client failed: %v: %s (stderr %q)", err, res.Error, stderr.String())
+		return res, stderr.String(), fmt.Errorf("client failed: %v: %s (stderr %q)", err, res.Error, stderr.String())
 	}
-	return res, nil
+	return res, stderr.String(), nil
 }
 
 // TestPathDown takes path 2's client interface down 2 s into a 20 MB
