@@ -132,6 +132,10 @@ func TestOutageRecoveryVsMPTCP(t *testing.T) {
 // path manager (-paths auto).
 const rejoinLog = `(?:session [0-9a-f]+: path \d+ back after an outage|pathmgr: joined path \d+ on c1 )`
 
+// pathGoneRe matches the session's -v log line of a path it removed
+// because its connection ended (a send error, a timeout).
+var pathGoneRe = regexp.MustCompile(`session [0-9a-f]+: path \d+ gone: [^\n]*`)
+
 // firstLogAfter returns the time of the first -v log line in log matching
 // re that was written at or after from (see logTime).
 func firstLogAfter(t *testing.T, log, re string, from time.Time) (time.Time, bool) {
@@ -171,7 +175,11 @@ func judgeOutageRun(t *testing.T, n int, o *outageRun, tr *rxTrace) string {
 	rec, okRec := tr.firstWindow(0, o.back, o.end, recoveryWin, uint64(pre/2/8*recoveryWin.Seconds()))
 	rec += recoveryWin // by the window's end: recovered no earlier than data came
 	if o.kind != "kernel-mptcp" && (!okBack || back > maxDataBack) {
-		t.Errorf("run %d %s: path 1 carries data again %s after its return, want within %v", n, o.kind, dur(back, okBack), maxDataBack)
+		why := ""
+		if m := pathGoneRe.FindStringSubmatch(o.log); m != nil {
+			why = "; the client's log: " + m[0]
+		}
+		t.Errorf("run %d %s: path 1 carries data again %s after its return, want within %v%s", n, o.kind, dur(back, okBack), maxDataBack, why)
 	}
 	rejoin := "-"
 	if at, ok := firstLogAfter(t, o.log, rejoinLog, o.down); ok {
