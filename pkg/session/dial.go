@@ -165,7 +165,7 @@ const (
 // refusal by a busy server is retried with backoff on the same transport.
 // On failure the transport and pc are closed.
 func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Addr, join *wire.Join, opts PathOptions) (*path, error) {
-	tr := &quic.Transport{Conn: pc}
+	tr := &quic.Transport{Conn: tolerateUnreachable(pc)}
 	backoff := dialBackoff
 	for attempt := 1; ; attempt++ {
 		p, err := s.dialAttempt(ctx, tr, remote, join, opts)
