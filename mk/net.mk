@@ -34,8 +34,10 @@ net-unit:
 
 # The root CI test: 2-path topology (20 Mbit/s/10 ms, 10 Mbit/s/30 ms, lossless
 # and 0.5% loss), RTT/rate check, 20 MB over kernel MPTCP (reno) and over
-# multipath QUIC (minRTT, redundant), and a download losing path 2 midway.
-# The test builds its own copies of the binaries; net-bins also puts them in
+# multipath QUIC (minRTT, redundant), a download losing path 2 midway, path 1
+# down for 10 s beside kernel MPTCP (TestOutageRecoveryVsMPTCP), interfaces
+# that come and go under mpquic-client -paths auto (TestAutoPaths), and the
+# link checks' loudness (TestVerifyLoud). The test builds its own copies of the binaries; net-bins also puts them in
 # $(NET_BIN) for manual runs.
 netns-test: net-deps net-bins
 	MPQ_NETNS=1 go test -count=1 -v -timeout 15m ./test/netns/
