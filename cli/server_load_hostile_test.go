@@ -35,6 +35,11 @@ func dialOne(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config) (*sessio
 	return s, func() { s.CloseWithError(nil); pc.Close() }, nil
 }
 
+// neverReadingMargin is how long after the server's write timeout a
+// never-reading downloader waits before it reads: time for the server to
+// fill the stream's window first, on a loaded machine.
+const neverReadingMargin = 10 * time.Second
+
 // neverReading (load test (f)) requests the large file on n sessions and
 // never reads until ctx ends; then it reads what is left and counts in
 // Ended the downloads the server reset with mpfile.CodeWriteTimeout.
@@ -51,6 +56,7 @@ func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n i
 			}
 			defer closeAll()
 			sessions.Add(1)
+			requested := time.Now()
 			st, err := s.OpenStreamSync(ctx)
 			if err != nil {
 				return
@@ -58,7 +64,12 @@ func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n i
 			if _, err := fmt.Fprintf(st, "FILE big\n"); err != nil {
 				return
 			}
+			// Read nothing until the legitimate load is over and the
+			// server's write timeout has certainly run out (its window
+			// fills within seconds, then no progress for the timeout): a
+			// fast load must not end the attack before the reset is due.
 			<-ctx.Done()
+			time.Sleep(time.Until(requested.Add(mpfile.DefaultWriteTimeout + neverReadingMargin)))
 			st.SetReadDeadline(time.Now().Add(10 * time.Second))
 			_, err = io.Copy(io.Discard, st)
 			var se *session.StreamError
