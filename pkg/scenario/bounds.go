@@ -228,16 +228,7 @@ func (s Scenario) bitsBetween(a, b time.Duration) float64 {
 func (s Scenario) breakpoints() []float64 {
 	bp := []float64{0, s.Duration.Seconds()}
 	for _, p := range s.Paths {
-		l := p.Down
-		for _, st := range l.Schedule {
-			bp = append(bp, st.At.Seconds(), (st.At + st.Ramp).Seconds())
-		}
-		for _, w := range l.Outages {
-			bp = append(bp, w.Start.Seconds(), w.End.Seconds())
-		}
-		for _, w := range l.Handoffs {
-			bp = append(bp, w.Start.Seconds(), (w.Start + l.degrade(w)).Seconds(), w.End.Seconds())
-		}
+		bp = append(bp, p.Down.breakpoints()...)
 	}
 	slices.Sort(bp)
 	return slices.Compact(bp)

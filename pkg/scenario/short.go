@@ -44,32 +44,12 @@ func Short(s Scenario, maxBytes int64, maxDuration Duration) Scenario {
 	out.Bytes = sb(out.Bytes)
 	out.Duration = max(sd(out.Duration), 1)
 	for i := range out.Paths {
-		for _, l := range []*Link{&out.Paths[i].Up, &out.Paths[i].Down} {
-			for j := range l.Schedule {
-				l.Schedule[j].At = sd(l.Schedule[j].At)
-				l.Schedule[j].Ramp = sd(l.Schedule[j].Ramp)
-			}
-			for _, ws := range [][]Window{l.Outages, l.Handoffs} {
-				for j := range ws {
-					ws[j].Start, ws[j].End = sd(ws[j].Start), sd(ws[j].End)
-				}
-			}
-			l.HandoffDegrade = sd(l.HandoffDegrade)
-		}
+		shortenLink(&out.Paths[i].Up, sd)
+		shortenLink(&out.Paths[i].Down, sd)
 	}
 	for k := range out.Bottlenecks {
-		for _, l := range []*Link{&out.Bottlenecks[k].Up, &out.Bottlenecks[k].Down} {
-			for j := range l.Schedule {
-				l.Schedule[j].At = sd(l.Schedule[j].At)
-				l.Schedule[j].Ramp = sd(l.Schedule[j].Ramp)
-			}
-			for _, ws := range [][]Window{l.Outages, l.Handoffs} {
-				for j := range ws {
-					ws[j].Start, ws[j].End = sd(ws[j].Start), sd(ws[j].End)
-				}
-			}
-			l.HandoffDegrade = sd(l.HandoffDegrade)
-		}
+		shortenLink(&out.Bottlenecks[k].Up, sd)
+		shortenLink(&out.Bottlenecks[k].Down, sd)
 	}
 	for k := range out.Cross {
 		x := &out.Cross[k]
@@ -98,4 +78,19 @@ func Short(s Scenario, maxBytes int64, maxDuration Duration) Scenario {
 		}
 	}
 	return out
+}
+
+// shortenLink scales every time of l (schedule steps, outage and handoff
+// windows, the handoff degradation) with sd.
+func shortenLink(l *Link, sd func(Duration) Duration) {
+	for j := range l.Schedule {
+		l.Schedule[j].At = sd(l.Schedule[j].At)
+		l.Schedule[j].Ramp = sd(l.Schedule[j].Ramp)
+	}
+	for _, ws := range [][]Window{l.Outages, l.Handoffs} {
+		for j := range ws {
+			ws[j].Start, ws[j].End = sd(ws[j].Start), sd(ws[j].End)
+		}
+	}
+	l.HandoffDegrade = sd(l.HandoffDegrade)
 }
