@@ -69,9 +69,7 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			s.reinjectLocked(p, now)
 			continue
 		}
-		if t := progress.Add(timeout); next.IsZero() || t.Before(next) {
-			next = t
-		}
+		next = sooner(next, progress.Add(timeout))
 	}
 	return next
 }

@@ -45,6 +45,14 @@ func (s *Session) ackProbeLocked(now time.Time) (*path, time.Time) {
 	return s.ackPathLocked(), sn.probeAt
 }
 
+// sooner is the earlier of two deadlines, the zero time meaning none.
+func sooner(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
+}
+
 // max2 is the later of two times.
 func max2(a, b time.Time) time.Time {
 	if a.After(b) {

@@ -53,11 +53,6 @@ type probeState struct {
 // paths to ping, the paths to join again, and when to look next.
 func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*path, time.Time) {
 	var next time.Time
-	earliest := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-	}
 	if !s.isClient {
 		return ping, rejoin, next
 	}
@@ -100,7 +95,7 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 			if now.Sub(last) >= silence && (othersActive || p.failed) {
 				ps.silentFrom = last
 			} else {
-				earliest(last.Add(silence))
+				next = sooner(next, last.Add(silence))
 				continue
 			}
 		}
@@ -115,7 +110,7 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 			ping = append(ping, p)
 			p.probe.report = true
 		}
-		earliest(ps.lastPing.Add(every))
+		next = sooner(next, ps.lastPing.Add(every))
 	}
 	return ping, rejoin, next
 }

@@ -72,3 +72,20 @@ func TestProbeSilentPath(t *testing.T) {
 // newTransportStub is a non-nil transport for paths that probeLocked may
 // consider rejoining (it never dials in these tests).
 func newTransportStub() *quic.Transport { return &quic.Transport{} }
+
+// sooner picks the earlier deadline; the zero time is no deadline.
+func TestSooner(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	t1 := t0.Add(time.Second)
+	for _, tc := range []struct{ a, b, want time.Time }{
+		{time.Time{}, time.Time{}, time.Time{}},
+		{time.Time{}, t1, t1},
+		{t1, time.Time{}, t1},
+		{t0, t1, t0},
+		{t1, t0, t0},
+	} {
+		if got := sooner(tc.a, tc.b); !got.Equal(tc.want) {
+			t.Errorf("sooner(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

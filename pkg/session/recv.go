@@ -263,9 +263,7 @@ func (s *Session) ackLoop() {
 		}
 		next := r.ackDue
 		if s.cfg.ReportInterval > 0 && r.delivered > 0 {
-			if t := r.repStart.Add(s.cfg.ReportInterval); next.IsZero() || t.Before(next) {
-				next = t
-			}
+			next = sooner(next, r.repStart.Add(s.cfg.ReportInterval))
 		}
 		s.mu.Unlock()
 		if p != nil {

@@ -181,26 +181,19 @@ func (s *Session) sendLoop() {
 		}
 		next := s.checkPathsLocked(now)
 		s.ccLossesLocked()
-		if t := s.timeoutsLocked(now); s.closed {
+		next = sooner(next, s.timeoutsLocked(now))
+		if s.closed {
 			s.mu.Unlock()
 			return
-		} else if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
 		}
-		if retry := s.scheduleLocked(now); !retry.IsZero() && (next.IsZero() || retry.Before(next)) {
-			next = retry
-		}
+		next = sooner(next, s.scheduleLocked(now))
 		probe, probeNext := s.ackProbeLocked(now)
-		if !probeNext.IsZero() && (next.IsZero() || probeNext.Before(next)) {
-			next = probeNext
-		}
+		next = sooner(next, probeNext)
 		var pingNext time.Time
 		pings, rejoins, pingNext = s.probeLocked(now, pings[:0], rejoins[:0])
-		if !pingNext.IsZero() && (next.IsZero() || pingNext.Before(next)) {
-			next = pingNext
-		}
-		if t := s.rcv.nextSample; s.rcv.delivered > 0 && (next.IsZero() || t.Before(next)) {
-			next = t
+		next = sooner(next, pingNext)
+		if s.rcv.delivered > 0 {
+			next = sooner(next, s.rcv.nextSample)
 		}
 		s.sample(now, false)
 		s.mu.Unlock()

@@ -12,18 +12,13 @@ import "time"
 //   - IdleTimeout: no stream is open and nothing is in flight for that long.
 func (s *Session) timeoutsLocked(now time.Time) (next time.Time) {
 	sn := &s.snd
-	earliest := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-	}
 	if sn.inflightBytes > 0 {
 		t := sn.progressAt.Add(s.cfg.AckTimeout)
 		if !now.Before(t) {
 			s.closeLocked(ErrAckTimeout, codeAckTimeout)
 			return time.Time{}
 		}
-		earliest(t)
+		next = t
 	}
 	if s.cfg.IdleTimeout > 0 {
 		if s.streams.Len() > 0 || sn.inflightBytes > 0 || !s.drainedLocked() {
@@ -34,7 +29,7 @@ func (s *Session) timeoutsLocked(now time.Time) (next time.Time) {
 			s.closeLocked(ErrIdleTimeout, codeIdleTimeout)
 			return time.Time{}
 		}
-		earliest(t)
+		next = sooner(next, t)
 	}
 	return next
 }
