@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/cc"
 	"github.com/mpqsched/mpqsched/pkg/certs"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
@@ -68,6 +69,8 @@ type clientOptions struct {
 	ca, serverName string
 	paths, backup  string
 	scheduler      string
+	coupling       string // session.Config.Coupling: a name of package cc
+	renoFriendly   bool   // session.Config.RenoFriendly
 	scenario       string
 	seed           int64
 	capacity       float64 // bits/s
@@ -109,6 +112,8 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&o.paths, "paths", "", "local IP addresses, IP:port or interface names, comma-separated, one path each, or auto: follow the interfaces (Linux) (default: one path, routing decides)")
 	fs.StringVar(&o.backup, "backup", "", "path numbers (from 1) that are backup paths, comma-separated; with -paths auto, interface names or patterns (wwan0,eth2, wwan*, cellular)")
 	fs.StringVar(&o.scheduler, "scheduler", sched.DefaultName, "client-side scheduler (the server's decides the download's paths; the result records the server's)")
+	fs.StringVar(&o.coupling, "coupling", cc.DefaultName, "coupled congestion control of the client's paths, on top of quic-go's NewReno: "+strings.Join(cc.Names(), ", ")+" (governs what the client sends; the server's -coupling governs a download; docs/coupling.md)")
+	fs.BoolVar(&o.renoFriendly, "reno-friendly", false, "TCP-friendly mode for what the client sends: every path's session window reacts to loss as standard Reno (halve, no undo)")
 	fs.StringVar(&o.scenario, "scenario", "", "scenario name recorded in the result")
 	fs.Int64Var(&o.seed, "seed", 0, "seed recorded in the result")
 	fs.Float64Var(&o.capacity, "capacity-bps", 0, "sum of the paths' bottleneck rates recorded in the result, bits/s")
@@ -143,6 +148,9 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if _, err := sched.New(o.scheduler); err != nil {
 		return bad(err)
+	}
+	if _, err := cc.New(o.coupling); err != nil {
+		return bad(fmt.Errorf("-coupling: %w", err))
 	}
 	if o.addr == "" || o.ca == "" {
 		return bad(errors.New("-addr and -ca are required (the server's -dev-cert writes DIR/cert.pem)"))
@@ -343,7 +351,8 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 	if err != nil {
 		return fail(err)
 	}
-	cfg := &session.Config{Scheduler: c.o.scheduler, QlogDir: c.o.qlog, Logf: c.logf, RecvWindow: c.o.recvWindow}
+	cfg := &session.Config{Scheduler: c.o.scheduler, QlogDir: c.o.qlog, Logf: c.logf, RecvWindow: c.o.recvWindow,
+		Coupling: c.o.coupling, RenoFriendly: c.o.renoFriendly}
 	start := time.Now()
 	var s *session.Session
 	var auto *autoPaths

@@ -194,7 +194,7 @@ func TestClientCommandLine(t *testing.T) {
 	for _, h := range [][]string{{"-h"}, {"-help"}, {"help"}, {"-addr", "x", "get", "-h"}} {
 		var stdout, stderr bytes.Buffer
 		code := clientRun(context.Background(), h, &stdout, &stderr)
-		if code != exitOK || !strings.Contains(stdout.String(), "usage: mpquic-client") || !strings.Contains(stdout.String(), "-connect-timeout") {
+		if code != exitOK || !strings.Contains(stdout.String(), "usage: mpquic-client") || !strings.Contains(stdout.String(), "-connect-timeout") || !strings.Contains(stdout.String(), "-coupling") || !strings.Contains(stdout.String(), "-reno-friendly") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", h, code, stdout.String(), stderr.String())
 		}
 	}
@@ -214,6 +214,7 @@ func TestClientCommandLine(t *testing.T) {
 		{append(ok, "-timeout", "-1s", "get", "f"), "want positive durations"},
 		{append(ok, "-recv-window", "-5", "get", "f"), "-recv-window -5"},
 		{append(ok, "-backup", "1", "get", "f"), "path 1 carries the session's handshake"},
+		{append(ok, "-coupling", "cubic", "get", "f"), `-coupling: cc: unknown coupling "cubic" (known: balia, lia, none, olia, reno-friendly)`},
 	} {
 		code, _, stderr := runClient(t, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "mpquic-client -h") {

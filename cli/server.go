@@ -11,9 +11,11 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/cc"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
 	"github.com/mpqsched/mpqsched/pkg/session"
 	"github.com/mpqsched/mpqsched/sched"
@@ -21,6 +23,7 @@ import (
 
 // serverSynopsis is the first line of mpquic-server's help.
 const serverSynopsis = `usage: mpquic-server -dir DIR [-addr :4433] [-scheduler minrtt [-edar-model FILE]]
+                     [-coupling none|lia|olia|balia|reno-friendly] [-reno-friendly]
                      (-cert FILE -key FILE | -dev-cert DIR [-name HOST])
                      [-h3-addr :4434] [-qlog DIR] [-v] [limits]
 
@@ -28,7 +31,9 @@ Serves the files of DIR over multipath QUIC sessions: the FILE protocol of
 pkg/mpfile and HTTP/1.1 on the session's streams, to any number of
 concurrent sessions; with -h3-addr, also over plain single-path HTTP/3 (the
 baseline of mpquic-client compare). The server's scheduler decides the
-paths of every download. -dev-cert DIR makes a self-signed certificate for
+paths of every download, and its -coupling (and -reno-friendly) the
+congestion response of every path that carries one (docs/coupling.md).
+-dev-cert DIR makes a self-signed certificate for
 -name once, keeps it in DIR/cert.pem and DIR/key.pem (mode 0600) and reuses
 it on later starts while it is valid for -name, so the client's pinned
 -ca DIR/cert.pem stays good. SIGINT or SIGTERM stops accepting, closes
@@ -43,6 +48,8 @@ type serverOptions struct {
 	devCert, name           string
 	list, verbose           bool
 	opportunistic           bool
+	coupling                string // session.Config.Coupling: a name of package cc
+	renoFriendly            bool   // session.Config.RenoFriendly
 	failureTimeout          time.Duration
 	segmentSize             int // bytes
 	limits                  serverLimits
@@ -77,6 +84,8 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.BoolVar(&o.verbose, "v", false, "log every session and request")
 	fs.DurationVar(&o.failureTimeout, "failure-timeout", 0, "floor of the no-progress time that marks a path potentially failed (0: session default, 300ms)")
 	fs.BoolVar(&o.opportunistic, "opportunistic", false, "opportunistic reinjection: when a client's window blocks new data, send the segments holding it again on a faster path (Linux MPTCP's opportunistic retransmission; see docs/opportunistic.md)")
+	fs.StringVar(&o.coupling, "coupling", cc.DefaultName, "coupled congestion control of each session's paths, on top of quic-go's NewReno: "+strings.Join(cc.Names(), ", ")+" (docs/coupling.md)")
+	fs.BoolVar(&o.renoFriendly, "reno-friendly", false, "TCP-friendly mode: every path's session window reacts to loss as standard Reno (halve, no undo), even on one path; alone it is -coupling reno-friendly")
 	fs.IntVar(&o.segmentSize, "segment-size", 0, "segment payload, bytes (0: session default, 1200; larger segments span QUIC packets once the path MTU allows bigger packets)")
 	o.limits.register(fs)
 	usage := func(w io.Writer) {
@@ -112,6 +121,9 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if o.segmentSize < 0 {
 		return bad(fmt.Errorf("-segment-size %d: want 0 (default) or a positive number of bytes", o.segmentSize))
 	}
+	if _, err := cc.New(o.coupling); err != nil {
+		return bad(fmt.Errorf("-coupling: %w", err))
+	}
 	if err := o.limits.check(); err != nil {
 		return bad(err)
 	}
@@ -120,7 +132,8 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	logger := log.New(stderr, "mpquic-server: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := &session.Config{Scheduler: o.scheduler, QlogDir: o.qlog, SegmentSize: o.segmentSize,
-		FailureTimeout: o.failureTimeout, OpportunisticReinjection: o.opportunistic}
+		FailureTimeout: o.failureTimeout, OpportunisticReinjection: o.opportunistic,
+		Coupling: o.coupling, RenoFriendly: o.renoFriendly}
 	if err := serverScheduler(cfg, o.scheduler, o.edarModel, func(s string) { logger.Print(s) }); err != nil {
 		return bad(err)
 	}
@@ -185,7 +198,7 @@ func serve(ctx context.Context, o serverOptions, cfg *session.Config, srv *mpfil
 		defer sp.Close()
 		logger.Printf("single-path baseline (%s, ALPN %s) on %v", mpfile.SinglePathProto, mpfile.SinglePathALPN, sp.Addr())
 	}
-	logger.Printf("serving %s on %v (multipath QUIC, scheduler %s; FILE and HTTP on session streams)", o.dir, ln.Addr(), o.scheduler)
+	logger.Printf("serving %s on %v (multipath QUIC, scheduler %s, coupling %s, reno-friendly %v; FILE and HTTP on session streams)", o.dir, ln.Addr(), o.scheduler, o.coupling, o.renoFriendly)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -27,7 +27,7 @@ func runServer(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // message saying what is wrong.
 func TestServerCommandLine(t *testing.T) {
 	code, out, _ := runServer(t, "-h")
-	for _, want := range []string{"usage: mpquic-server", "-write-timeout", "-request-timeout", "-http-listing", "-edar-model", "-limit-log-interval"} {
+	for _, want := range []string{"usage: mpquic-server", "-write-timeout", "-request-timeout", "-http-listing", "-edar-model", "-limit-log-interval", "-coupling", "olia", "-reno-friendly"} {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Errorf("-h: exit %d, help lacks %q:\n%s", code, want, out)
 		}
@@ -47,6 +47,8 @@ func TestServerCommandLine(t *testing.T) {
 		{[]string{"-dev-cert", dir, "-request-timeout", "-1s"}, "-request-timeout -1s"},
 		{[]string{"-dev-cert", dir, "-segment-size", "-1"}, "-segment-size -1"},
 		{[]string{"-dev-cert", dir, "-edar-model", "m.onnx"}, "-edar-model is for -scheduler edar, not minrtt"},
+		{[]string{"-dev-cert", dir, "-coupling", "cubic"}, `-coupling: cc: unknown coupling "cubic" (known: balia, lia, none, olia, reno-friendly)`},
+		{[]string{"-dev-cert", dir, "-reno-friendly=maybe"}, `invalid boolean value "maybe" for -reno-friendly`},
 	} {
 		code, _, stderr := runServer(t, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "mpquic-server -h") {
