@@ -219,6 +219,7 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	if fct > 0 {
 		res.GoodputBps = float64(n) * 8 / fct.Seconds()
 	}
+	res.Fairness = metrics.NewFairness(res.GoodputBps, res.CrossGoodputBps) // nil without cross traffic
 	res.SHA256OK = ok
 	fill(res, det, r.SeriesStep, links, len(r.Paths))
 	if err != nil {

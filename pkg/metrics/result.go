@@ -53,6 +53,9 @@ type Result struct {
 	CrossGoodputBps  []float64   `json:"cross_goodput_bps,omitempty"`        // each flow's goodput over the session's run, from the start to the FCT, bits/s
 	CrossSeries      [][]float64 `json:"cross_goodput_series_bps,omitempty"` // each flow's goodput per interval, bits/s, at CrossSeriesTimes
 	CrossSeriesTimes []float64   `json:"cross_series_t_s,omitempty"`         // end of each cross-traffic interval, s since the start (intervals of SeriesStepSec or 100 ms)
+	// Fairness compares GoodputBps with CrossGoodputBps (see Fairness); nil
+	// without cross traffic.
+	Fairness *Fairness `json:"fairness,omitempty"`
 }
 
 // HandoffEvent is one outage or handoff window of one path's Down link and
