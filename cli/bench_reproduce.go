@@ -4,9 +4,12 @@ package cli
 // papers (and fitting scenarios for BLEST, ECF and Peekaboo) from the
 // scenario library in virtual time, and writes OUT/reproduction.md with the
 // papers' setups, our tables, plots, and a verdict on each claim computed
-// from our data. Each paper's results go to OUT/reproduction/<paper>/
-// (results.jsonl, summary.csv, results.md, plots/, claims/, run.json). OUT is
-// -out: results/reproduce by default; `make reproduce` writes docs/.
+// from our data. Every paper's experiments run in two columns: uncoupled
+// (coupling none) and under the coupling the paper ran (paperPlan.coupling),
+// and the report judges each claim in both with the same rule. Each paper's
+// results go to OUT/reproduction/<paper>/<coupling>/ (results.jsonl,
+// summary.csv, results.md, plots/, claims/, run.json). OUT is -out:
+// results/reproduce by default; `make reproduce` writes docs/.
 
 import (
 	"encoding/json"
@@ -21,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/cc"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 )
@@ -56,8 +60,37 @@ type paperPlan struct {
 	matrices []matrix
 	figures  []string // "<kind>_<scenario>" report figures embedded in the doc
 	reasons  string   // likely reasons for differences, shown when a claim is not "agree"
-	// extra, if set, writes a side-by-side of the paper's own numbers and ours.
-	extra func(rs []metrics.Result, timed map[string]bool) string
+	// extra, if set, writes a side-by-side of the paper's own numbers and
+	// ours, from the results of one column run under coupling.
+	extra func(rs []metrics.Result, timed map[string]bool, coupling string) string
+	// coupling is the coupled congestion control the paper ran (a cc rule
+	// name other than none): the report's second column. Where the paper
+	// does not say (couplingSaid false), it is LIA, RFC 6356's rule and the
+	// out-of-tree MPTCP kernels' default coupled one.
+	coupling     string
+	couplingSaid bool
+	// couplingQuotes are the paper's sentences about its congestion control
+	// or its stack, verbatim from text; none when the text is not here.
+	couplingQuotes []string
+	text           string // the paper's text under shared/papers, "" if not there
+}
+
+// The report's columns: each paper's experiments run once per column.
+const (
+	colNone  = "none"  // uncoupled: quic-go's NewReno on every path alone
+	colPaper = "paper" // the coupling the paper ran (paperPlan.coupling)
+)
+
+// reproColumns are the report's columns, in order.
+var reproColumns = []string{colNone, colPaper}
+
+// couplingOf is the coupling p runs under in column col, which also names
+// the column's results directory, reproduction/<paper>/<coupling>/.
+func (p paperPlan) couplingOf(col string) string {
+	if col == colPaper {
+		return p.coupling
+	}
+	return "none"
 }
 
 // metric is one measured quantity a claim is about.
@@ -106,6 +139,7 @@ type reproduceOpts struct {
 	out      string
 	papers   map[string]bool // nil = all
 	noRun    bool
+	columns  []string // the columns to run (reproColumns' keys); nil = both
 	seeds    int
 	parallel int
 	quiet    bool
@@ -125,17 +159,20 @@ func (o reproduceOpts) logw() io.Writer {
 var defaultReproduceOut = filepath.Join("results", "reproduce")
 
 const reproduceWhat = `Runs the experiments of the PRS-MPTCP, LLHD and FPRS papers (and fitting
-scenarios for BLEST, ECF and Peekaboo) in virtual time and writes
-OUT/reproduction.md with each claim's verdict, and OUT/reproduction/<paper>/.
-'make reproduce' writes the committed copy with -out docs.`
+scenarios for BLEST, ECF and Peekaboo) in virtual time, uncoupled and under
+the coupled congestion control each paper ran, and writes OUT/reproduction.md
+with each claim's verdict in both columns, and
+OUT/reproduction/<paper>/<coupling>/. 'make reproduce' writes the committed
+copy with -out docs.`
 
 func reproduceCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("reproduce", "reproduce [flags]", reproduceWhat, stdout)
 	o := reproduceOpts{log: stderr}
-	var papers string
+	var papers, cols string
 	fs.StringVar(&o.out, "out", defaultReproduceOut, "directory for "+reproDoc+" and "+reproDir+"/")
 	fs.StringVar(&papers, "papers", "all", "comma-separated papers to run ("+strings.Join(planKeys(reproPlan()), ", ")+"); the others' earlier results are reused")
 	fs.BoolVar(&o.noRun, "no-run", false, "run nothing; rebuild the report from the results already in -out")
+	fs.StringVar(&cols, "coupling", "both", "columns to run: none (uncoupled), paper (the coupling each paper ran) or both; the report shows both, reusing earlier results for a column not run")
 	fs.IntVar(&o.seeds, "seeds", 5, fmt.Sprintf("seeds per scheduler and scenario, 1..%d", maxSeeds))
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), fmt.Sprintf("runs at once, 1..%d", maxParallel))
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines on stderr")
@@ -151,6 +188,9 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.parallel < 1 || o.parallel > maxParallel {
 		return usagef("-parallel %d: want 1..%d", o.parallel, maxParallel)
+	}
+	if o.columns, err = parseColumns(cols); err != nil {
+		return err
 	}
 	plan := reproPlan()
 	if papers != "all" {
@@ -173,6 +213,22 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// parseColumns reads -coupling: "both" (nil: every column), "none" or "paper".
+func parseColumns(v string) ([]string, error) {
+	switch v {
+	case "both":
+		return nil, nil
+	case colNone, colPaper:
+		return []string{v}, nil
+	}
+	return nil, usagef("-coupling %q: want none, paper or both", v)
+}
+
+// runsColumn reports whether o runs column col.
+func (o reproduceOpts) runsColumn(col string) bool {
+	return o.columns == nil || slices.Contains(o.columns, col)
+}
+
 func planKeys(plan []paperPlan) []string {
 	var ks []string
 	for _, p := range plan {
@@ -184,6 +240,7 @@ func planKeys(plan []paperPlan) []string {
 // reproRunLogEntry is what run.json records about one paper's matrix.
 type reproRunLogEntry struct {
 	Finished string  `json:"finished"` // RFC 3339, UTC
+	Coupling string  `json:"coupling"` // the column's coupling; "both" for the whole run
 	WallSec  float64 `json:"wall_s"`   // wall-clock time of the runs, s
 	Runs     int     `json:"runs"`
 	Failed   int     `json:"failed"`
@@ -197,24 +254,38 @@ type reproRunLogEntry struct {
 // every paper's results directory. It returns the report's path.
 func reproduce(o reproduceOpts, plan []paperPlan, claims []claim) (string, error) {
 	base := filepath.Join(o.out, reproDir)
-	jobsOf := map[string][]job{}
+	jobsOf := map[string]map[string][]job{} // paper → column → jobs
 	for _, p := range plan {
-		jobs, err := paperJobs(p, o.seeds)
-		if err != nil {
+		if c, err := cc.New(p.coupling); err != nil {
 			return "", fmt.Errorf("%s: %w", p.key, err)
+		} else if p.coupling == "" || c.Name() == "none" {
+			return "", fmt.Errorf("%s: coupling %q: the paper's column needs a coupled rule", p.key, p.coupling)
 		}
-		jobsOf[p.key] = jobs
+		jobsOf[p.key] = map[string][]job{}
+		for _, col := range reproColumns {
+			jobs, err := paperJobs(p, o.seeds, p.couplingOf(col))
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", p.key, err)
+			}
+			jobsOf[p.key][col] = jobs
+		}
 	}
 	start := time.Now()
 	for _, p := range plan {
 		if o.noRun || (o.papers != nil && !o.papers[p.key]) {
 			continue
 		}
-		if err := runPaper(filepath.Join(base, p.key), jobsOf[p.key], o); err != nil {
-			return "", fmt.Errorf("%s: %w", p.key, err)
+		for _, col := range reproColumns {
+			if !o.runsColumn(col) {
+				continue
+			}
+			c := p.couplingOf(col)
+			if err := runPaper(filepath.Join(base, p.key, c), jobsOf[p.key][col], c, o); err != nil {
+				return "", fmt.Errorf("%s, coupling %s: %w", p.key, c, err)
+			}
 		}
 	}
-	if o.noRun || o.papers != nil {
+	if o.noRun || o.papers != nil || o.columns != nil {
 		return writeReproduction(o.out, plan, claims, jobsOf)
 	}
 	// A full run: write the report once to time it, record the time, and
@@ -222,7 +293,7 @@ func reproduce(o reproduceOpts, plan []paperPlan, claims []claim) (string, error
 	if _, err := writeReproduction(o.out, plan, claims, jobsOf); err != nil {
 		return "", err
 	}
-	lg := reproRunLogEntry{Finished: time.Now().UTC().Format(time.RFC3339), WallSec: time.Since(start).Seconds(), Seeds: o.seeds, Parallel: o.parallel, CPUs: runtime.NumCPU(), Go: runtime.Version()}
+	lg := reproRunLogEntry{Finished: time.Now().UTC().Format(time.RFC3339), Coupling: "both", WallSec: time.Since(start).Seconds(), Seeds: o.seeds, Parallel: o.parallel, CPUs: runtime.NumCPU(), Go: runtime.Version()}
 	b, _ := json.MarshalIndent(lg, "", "  ")
 	if err := os.WriteFile(filepath.Join(base, reproRunLog), append(b, '\n'), 0o644); err != nil {
 		return "", err
@@ -230,12 +301,14 @@ func reproduce(o reproduceOpts, plan []paperPlan, claims []claim) (string, error
 	return writeReproduction(o.out, plan, claims, jobsOf)
 }
 
-// paperJobs expands a paper's matrices into one job list.
-func paperJobs(p paperPlan, seeds int) ([]job, error) {
+// paperJobs expands a paper's matrices into one job list, every run under
+// coupling (the result names get the suffix "+<coupling>", which
+// columnResults takes off again).
+func paperJobs(p paperPlan, seeds int, coupling string) ([]job, error) {
 	var all []job
 	for _, m := range p.matrices {
 		f := runFlags{schedulers: strings.Join(m.schedulers, ","), scenarios: m.scenarios, seeds: seeds, seed: 1,
-			maxBytes: m.maxBytes, maxDur: m.maxDur, model: benchDefaultModel()}
+			maxBytes: m.maxBytes, maxDur: m.maxDur, model: benchDefaultModel(), coupling: coupling}
 		jobs, err := buildJobs(&f)
 		if err != nil {
 			return nil, err
@@ -254,9 +327,10 @@ func paperJobs(p paperPlan, seeds int) ([]job, error) {
 	return all, nil
 }
 
-// runPaper runs jobs in virtual time and writes dir/results.jsonl, run.json
-// and the per-directory report (summary.csv, results.md, plots).
-func runPaper(dir string, jobs []job, o reproduceOpts) error {
+// runPaper runs jobs (all under coupling) in virtual time and writes
+// dir/results.jsonl, run.json and the per-directory report (summary.csv,
+// results.md, plots).
+func runPaper(dir string, jobs []job, coupling string, o reproduceOpts) error {
 	if err := os.RemoveAll(dir); err != nil { // no stale plots from an earlier plan
 		return err
 	}
@@ -295,7 +369,7 @@ func runPaper(dir string, jobs []job, o reproduceOpts) error {
 	if err := os.WriteFile(filepath.Join(dir, report.ResultsFile), []byte(buf.String()), 0o644); err != nil {
 		return err
 	}
-	lg := reproRunLogEntry{Finished: time.Now().UTC().Format(time.RFC3339), WallSec: wall.Seconds(), Runs: len(results), Failed: failed,
+	lg := reproRunLogEntry{Finished: time.Now().UTC().Format(time.RFC3339), Coupling: coupling, WallSec: wall.Seconds(), Runs: len(results), Failed: failed,
 		Seeds: o.seeds, Parallel: o.parallel, CPUs: runtime.NumCPU(), Go: runtime.Version()}
 	b, _ := json.MarshalIndent(lg, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, reproRunLog), append(b, '\n'), 0o644); err != nil {

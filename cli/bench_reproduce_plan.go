@@ -58,7 +58,12 @@ func reproPlan() []paperPlan {
 				"The paper's average over Fig. 22 is the change of the mean OOO count over the five loss rates (its Table 6: 13.1 for PRS against 23.38 for the default scheduler is −44%); we compute the same from our means, and also over all twelve scenarios.",
 			matrices: []matrix{{scenarios: "prs-rtt-ratio-1,prs-rtt-ratio-4,prs-rtt-ratio-8,prs-rtt-ratio-10,prs-loss-*,prs-mixed-*", schedulers: prsScheds}},
 			extra:    prsTable6,
-			figures:  []string{reportFigure("ooo-cdf", "prs-loss-3"), reportFigure("path-share", "prs-loss-3"), reportFigure("fct", "prs-mixed-1-3")},
+			coupling: "lia", text: "prs-mptcp.txt",
+			couplingQuotes: []string{
+				"We use version 0.96 of the MPTCP Linux Kernel implementation as the common base for all our implementations.",
+				"Some commonly used congestion control protocols for MPTCP are OLIA, BALIA, and D-LIA, which employ Additive Increase and Multiplicative Decrease (AIMD) method.",
+			},
+			figures: []string{reportFigure("ooo-cdf", "prs-loss-3"), reportFigure("path-share", "prs-loss-3"), reportFigure("fct", "prs-mixed-1-3")},
 			reasons: "The paper counts out-of-order *TCP packets in a Wireshark capture at the server* while its transfers ran at about 62 KB/s (its Tables 4-6), far below the configured 100 Mbit/s, so its subflows were nearly idle and windows tiny; our transfers fill 100 Mbit/s paths and we count *segments that reach the receiver's reorder buffer ahead of a gap*, thousands per run. " +
 				"With equal RTTs (the loss scenarios) out-of-order arrival comes from losses, and every scheduler here shares the same per-path NewReno recovery from quic-go, which re-sends lost packets on the same path out of the scheduler's sight; PRS's rules only change which path gets *new* data. " +
 				"PRS's four window conditions compare the two paths' RTTs and retransmission rates. In the Fig. 22 experiment the two paths are identical (10 ms, same loss), so its choices follow small random differences between the paths' loss counts (which path counts as fast follows RTT noise, and condition 3 makes PRS wait rather than send on it whenever its retransmission rate is the higher one); in the mixed experiment (10 ms against 40 ms, unequal loss) its conditions hold back the slow path, and that is where our data show its largest reductions (see the most and least favourable scenarios under the tables). " +
@@ -85,8 +90,10 @@ func reproPlan() []paperPlan {
 				{scenarios: "llhd-s2-loss,llhd-s3-delay", schedulers: llhdScheds, maxBytes: 5 * scenario.MB},
 				{scenarios: "llhd-comprehensive", schedulers: dynamicScheds, maxBytes: 10 * scenario.MB, dropShrunk: true},
 			},
-			extra:   llhdTable1,
-			figures: []string{reportFigure("goodput", "llhd-s2.short"), reportFigure("path-share", "llhd-s1.short"), reportFigure("fct", "llhd-comprehensive@bytes=10MB")},
+			extra:    llhdTable1,
+			coupling: "lia", couplingSaid: true, text: "llhd.txt",
+			couplingQuotes: []string{"The emulation time was 300 s and the CCA was LIA [23]."},
+			figures:        []string{reportFigure("goodput", "llhd-s2.short"), reportFigure("path-share", "llhd-s1.short"), reportFigure("fct", "llhd-comprehensive@bytes=10MB")},
 			reasons: "LLHD's utility γ = GP/GP_max + 0.001·RTT_max/RTT only chooses among paths *with window room*; with uncoupled NewReno per path (the paper used coupled LIA, whose window cap it names as the reason all its throughputs were low), a bulk transfer keeps both windows full, so every scheduler ends up sending on whichever path has room and the choice rarely matters for throughput. " +
 				"The paper's SRTT baseline was throttled by LIA (2.17 Mbit/s of 15 Mbit/s in its Table 1); ours reaches most of the capacity, which leaves little room for +25%. " +
 				"Our timed runs last 30 s instead of 300 s, and the delay sweeps move 5 MB instead of 10 MB.",
@@ -107,8 +114,10 @@ func reproPlan() []paperPlan {
 				{scenarios: "fprs-size-sweep", schedulers: fprsScheds, maxBytes: 32 * scenario.MB},
 				{scenarios: "fprs-wifi-wifi,fprs-wifi-lte,fprs-wifi-ethernet", schedulers: fprsTPScheds, maxDur: 4 * time.Second},
 			},
-			extra:   fprsSizes,
-			figures: []string{reportFigure("fct", "fprs-size-sweep@bytes=1000KB"), reportFigure("ooo-cdf", "fprs-size-sweep@bytes=256MB.short"), reportFigure("path-share", "fprs-wifi-lte.short")},
+			extra:    fprsSizes,
+			coupling: "lia", text: "fprs.txt",
+			couplingQuotes: []string{"Both have MPTCP enabled Linux Kernels and MTCP versions of 4.19.105 and mptcpv9, respectively."},
+			figures:        []string{reportFigure("fct", "fprs-size-sweep@bytes=1000KB"), reportFigure("ooo-cdf", "fprs-size-sweep@bytes=256MB.short"), reportFigure("path-share", "fprs-wifi-lte.short")},
 			reasons: "Our FCT runs from session open to the last byte, so it includes the QUIC handshake and the request, which go over the scenario's first path, Wi-Fi with a 60 ms RTT: even 4 KB takes about 0.15 s with every scheduler. The paper's 34 ms for 4 KB is below one Wi-Fi RTT, so it cannot have included setup over Wi-Fi, and its absolute times are not comparable with ours. " +
 				"For tiny downloads every scheduler sends everything on the first path in the first window, so the schedulers cannot differ beyond noise. " +
 				"FPRS reserves sequence ranges for the fast path based on smoothed RTTs and windows; in our harness those estimates come from quic-go's per-path NewReno, which keeps windows full on both paths, and the 256 MB download is shortened to 32 MB and the throughput testbeds to 4 s.",
@@ -131,7 +140,8 @@ func reproPlan() []paperPlan {
 				{scenarios: "hetero-2path,wifi-lte,wifi-walk-dropout", schedulers: classicScheds, maxBytes: 20 * scenario.MB},
 				{scenarios: "hetero-2path,wifi-lte", schedulers: classicScheds, maxBytes: 1 * scenario.MB},
 			},
-			figures: []string{reportFigure("goodput", "wifi-walk-dropout.short"), reportFigure("fct", "wifi-lte"), reportFigure("fct", "hetero-2path.short")},
+			coupling: "lia", // the papers' texts are not in shared/papers: nothing says which coupling they ran
+			figures:  []string{reportFigure("goodput", "wifi-walk-dropout.short"), reportFigure("fct", "wifi-lte"), reportFigure("fct", "hetero-2path.short")},
 			reasons: "BLEST and ECF were designed and measured on Linux MPTCP, where a blocked send window triggers opportunistic retransmission and penalisation on the fast subflow; these are the \"unneeded retransmissions\" BLEST removes. Our session has a connection-level reorder buffer of flow-control size and re-sends a segment on another path only when its path is marked potentially failed or leaves (quic-go recovers ordinary losses on the same path), so there is little to remove. " +
 				"Their gains come from waiting for the fast path when the slow one would hold the tail of a transfer; with uncoupled NewReno and queues of 1.5 × BDP the slow path's extra delay is small in most of our scenarios. " +
 				"Peekaboo's figure is \"up to\" 31% in the paper's own dynamic traces, which we do not have (and `wifi-walk-dropout` is shortened to a quarter). Its LinUCB learner starts with no model and, by its package doc, its exploration bonus dominates for the first hundreds of decisions, so part of a 2-10 MB download is spent trying to wait for the fast path; on the comprehensive scenario, whose paths are redrawn every 10 s with 2-10% loss, that learning may never settle.",
@@ -220,7 +230,7 @@ var mRetrans = metric{name: "retransmission rate", unit: "%", scale: 100, prec: 
 
 // prsTable6 sets the paper's Table 6 beside our means over the loss
 // experiment (the scenarios of its Fig. 22 and §6.3).
-func prsTable6(rs []metrics.Result, timed map[string]bool) string {
+func prsTable6(rs []metrics.Result, timed map[string]bool, coupling string) string {
 	paper := []struct {
 		sched, name string
 		ooo, rt     float64
@@ -228,7 +238,7 @@ func prsTable6(rs []metrics.Result, timed map[string]bool) string {
 	loss := matchAny("prs-loss-*")
 	ours, _ := meanOver(rs, timed, loss, "prs", mOOO)
 	var b strings.Builder
-	b.WriteString("**The paper's Table 6 beside ours** (out-of-order counts and retransmission rates averaged over the loss experiment, `prs-loss-*`; the paper counts OOO packets in a server-side capture, we count segments arriving out of order at the receiver, so compare the PRS-vs-baseline columns, not the counts):\n\n")
+	fmt.Fprintf(&b, "**The paper's Table 6 beside ours under %s** (out-of-order counts and retransmission rates averaged over the loss experiment, `prs-loss-*`; the paper counts OOO packets in a server-side capture, we count segments arriving out of order at the receiver, so compare the PRS-vs-baseline columns, not the counts):\n\n", couplingPhrase(coupling))
 	b.WriteString("| scheduler | paper: OOO packets | paper: PRS vs it | ours: OOO segments | ours: PRS vs it | paper: retrans rate (%) | ours: retrans rate (%) |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range paper {
 		o, n := meanOver(rs, timed, loss, p.sched, mOOO)
@@ -242,7 +252,7 @@ func prsTable6(rs []metrics.Result, timed map[string]bool) string {
 }
 
 // llhdTable1 sets the paper's Table 1 (Scenario #1 throughput) beside ours.
-func llhdTable1(rs []metrics.Result, timed map[string]bool) string {
+func llhdTable1(rs []metrics.Result, timed map[string]bool, coupling string) string {
 	paper := []struct {
 		sched, name string
 		mbps        float64
@@ -250,7 +260,7 @@ func llhdTable1(rs []metrics.Result, timed map[string]bool) string {
 	s1 := matchAny("llhd-s1.short")
 	base, _ := meanOver(rs, timed, s1, "minrtt", mGoodput)
 	var b strings.Builder
-	b.WriteString("**The paper's Table 1 beside ours** (Scenario #1 throughput; the paper's 300 s under LIA, ours 30 s under uncoupled NewReno, capacity 15 Mbit/s):\n\n")
+	fmt.Fprintf(&b, "**The paper's Table 1 beside ours** (Scenario #1 throughput; the paper's 300 s under LIA, ours 30 s under %s, capacity 15 Mbit/s):\n\n", couplingPhrase(coupling))
 	b.WriteString("| scheduler | paper: throughput (Mbit/s) | paper: vs SRTT | ours: goodput (Mbit/s) | ours: vs minRTT |\n|---|---:|---:|---:|---:|\n")
 	for _, p := range paper {
 		g, n := meanOver(rs, timed, s1, p.sched, mGoodput)
@@ -263,14 +273,14 @@ func llhdTable1(rs []metrics.Result, timed map[string]bool) string {
 }
 
 // fprsSizes sets the paper's FPRS download times (Fig. 12 text) beside ours.
-func fprsSizes(rs []metrics.Result, timed map[string]bool) string {
+func fprsSizes(rs []metrics.Result, timed map[string]bool, coupling string) string {
 	paper := []struct {
 		size string
 		sec  float64
 	}{{"4KB", 0.034}, {"200KB", 0.040}, {"300KB", 0.055}, {"1000KB", 0.100}, {"256MB", 32}}
 	rows := report.Summarize(rs)
 	var b strings.Builder
-	b.WriteString("**The paper's FPRS download times beside ours** (the paper's times are below one RTT of its Wi-Fi paths for the small sizes, so they cannot include connection setup; our FCT does, and our lower bound is one handshake RTT plus size over capacity plus one one-way delay on the fastest path):\n\n")
+	fmt.Fprintf(&b, "**The paper's FPRS download times beside ours under %s** (the paper's times are below one RTT of its Wi-Fi paths for the small sizes, so they cannot include connection setup; our FCT does, and our lower bound is one handshake RTT plus size over capacity plus one one-way delay on the fastest path):\n\n", couplingPhrase(coupling))
 	b.WriteString("| size | paper: FPRS (s) | ours: FPRS FCT (s) | ours: fastest scheduler, FCT (s) | ours: FCT lower bound (s) |\n|---|---:|---:|---:|---:|\n")
 	for _, p := range paper {
 		name := "fprs-size-sweep@bytes=" + p.size

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +24,7 @@ func TestReproduceTiny(t *testing.T) {
 		matrices: []matrix{{scenarios: scenario.Default, schedulers: []string{"minrtt", "blest"}, maxBytes: 64 * scenario.KB}},
 		figures:  []string{reportFigure("fct", scenario.Default+".short")},
 		reasons:  "Tiny transfers.",
+		coupling: "lia",
 	}}
 	claims := []claim{{paper: "tiny", id: "tiny-fct", source: "Nobody.", text: "BLEST is faster than minRTT",
 		sched: "blest", baselines: []string{"minrtt"}, claimed: []float64{-0.1}, metric: mFCT,
@@ -38,12 +40,20 @@ func TestReproduceTiny(t *testing.T) {
 	md := string(b)
 	for _, want := range []string{
 		"## Claims",
-		"| claim | paper's own scenarios? | scheduler vs baseline |",
+		"| claim | paper's own scenarios? | scheduler vs baseline | metric | claimed | none: overall change | none: means over the scenarios | none: scenarios (CIs separate for / against) | none: verdict | coupled: overall change |",
 		"| BLEST is faster than minRTT | no | blest vs minrtt | FCT | −10.0% |",
+		"| Tiny | `lia` | the paper does not say; LIA stands in |",
+		"### Verdicts that change with coupling",
 		"### Claim: BLEST is faster than minRTT",
+		"#### tiny-fct, coupling none",
+		"#### tiny-fct, coupling lia",
+		"### Our results: tiny, none",
+		"### Our results: tiny, lia",
 		"| hetero-2path.short | hetero-2path | 20MB → 64KB |",
-		"reproduction/tiny/claims/tiny-fct.png",
-		"reproduction/tiny/plots/fct_hetero-2path.short.png",
+		"reproduction/tiny/none/claims/tiny-fct.png",
+		"reproduction/tiny/lia/claims/tiny-fct.png",
+		"reproduction/tiny/none/plots/fct_hetero-2path.short.png",
+		"reproduction/tiny/lia/plots/fct_hetero-2path.short.png",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
@@ -53,21 +63,28 @@ func TestReproduceTiny(t *testing.T) {
 	if !strings.Contains(md, "**agree**") && !strings.Contains(md, "**partly**") && !strings.Contains(md, "**disagree**") {
 		t.Errorf("claims table has no verdict:\n%s", md)
 	}
-	rs, err := report.ReadResults(filepath.Join(out, reproDir, "tiny", report.ResultsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rs) != 4 {
-		t.Errorf("got %d runs, want 2 schedulers × 2 seeds", len(rs))
-	}
-	for _, r := range rs {
-		if r.Error != "" || !r.SHA256OK {
-			t.Errorf("%s seed %d failed: %q (sha256 ok %v)", r.Scheduler, r.Seed, r.Error, r.SHA256OK)
+	// Each column ran the matrix under its coupling, in its own directory.
+	for _, coupling := range []string{"none", "lia"} {
+		dir := filepath.Join(out, reproDir, "tiny", coupling)
+		rs, err := report.ReadResults(filepath.Join(dir, report.ResultsFile))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, f := range []string{report.SummaryFile, report.MarkdownFile, reproRunLog, "claims/tiny-fct.png"} {
-		if _, err := os.Stat(filepath.Join(out, reproDir, "tiny", f)); err != nil {
-			t.Error(err)
+		if len(rs) != 4 {
+			t.Errorf("%s: got %d runs, want 2 schedulers × 2 seeds", coupling, len(rs))
+		}
+		for _, r := range rs {
+			if r.Error != "" || !r.SHA256OK {
+				t.Errorf("%s: %s seed %d failed: %q (sha256 ok %v)", coupling, r.Scheduler, r.Seed, r.Error, r.SHA256OK)
+			}
+			if want := []string{"minrtt+" + coupling, "blest+" + coupling}; !slices.Contains(want, r.Scheduler) {
+				t.Errorf("%s: run named %q, want one of %q", coupling, r.Scheduler, want)
+			}
+		}
+		for _, f := range []string{report.SummaryFile, report.MarkdownFile, reproRunLog, "claims/tiny-fct.png"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 	// -no-run rebuilds the same report from the results on disk.
