@@ -7,6 +7,7 @@
 //	mptcp-baseline serve -dir D -addr :PORT
 //	mptcp-baseline get -addr HOST:PORT -file NAME -o OUT [-scenario S] [-seed N]
 //	                   [-capacity-bps B] [-path-addrs A1,A2,...] [-require-subflows N]
+//	                   [-tcp [-bind ADDR]]
 //	mptcp-baseline mkfile -o FILE -size BYTES [-seed N]
 //
 // Protocol (one request per connection, all lines end in "\n"):
@@ -23,6 +24,9 @@
 // both ends (MPTCP_TCPINFO and MPTCP_SUBFLOW_ADDRS). It exits 1 if the
 // connection fell back to plain TCP, fewer than -require-subflows subflows
 // remained, or the hash did not match; the JSON line is printed in every case.
+// With -tcp, get dials plain TCP instead (a single-path competitor or
+// control flow, the namespace's congestion control): no MPTCP checks, and
+// the server answers STATS with the connection's own tcp_info counters.
 package main
 
 import (
@@ -80,6 +84,7 @@ func main() {
 		fs.Float64Var(&g.capacity, "capacity-bps", 0, "sum of the paths' bottleneck rates, bits/s, recorded in the result")
 		pathAddrs := fs.String("path-addrs", "", "client addresses in path order (comma-separated); orders per_path_bytes")
 		fs.IntVar(&g.needSubflows, "require-subflows", 1, "fail if fewer subflows than this are alive at the end")
+		fs.BoolVar(&g.plainTCP, "tcp", false, "plain TCP instead of MPTCP (no MPTCP checks; -require-subflows is ignored)")
 		fs.DurationVar(&g.timeout, "timeout", 5*time.Minute, "give up after this long")
 		_ = fs.Parse(os.Args[2:])
 		if g.addr == "" || g.file == "" || g.out == "" {
@@ -209,7 +214,10 @@ func handle(c *net.TCPConn, dir string, hc *hashCache) error {
 	}
 	sfs, err := subflows(c)
 	if err != nil {
-		sfs = nil // plain TCP fallback: the client notices on its own socket
+		sfs = nil // plain TCP: the client notices on its own socket (or asked for it with -tcp)
+		if s, err := plainTCP(c); err == nil {
+			sfs = []Subflow{s}
+		}
 	}
 	b, _ := json.Marshal(sfs)
 	_, err = c.Write(append(b, '\n'))
@@ -225,6 +233,7 @@ type getter struct {
 	capacity              float64  // bits/s
 	pathAddrs             []string // client addresses in path order
 	needSubflows          int
+	plainTCP              bool // dial plain TCP, not MPTCP
 	timeout               time.Duration
 }
 
@@ -240,7 +249,7 @@ func (g *getter) run() metrics.Result {
 func (g *getter) fetch(res *metrics.Result) error {
 	ofo0, ofoOK := mptcpOFOQueue()
 	d := net.Dialer{Timeout: 10 * time.Second}
-	d.SetMultipathTCP(true)
+	d.SetMultipathTCP(!g.plainTCP)
 	if g.bind != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(g.bind)}
 	}
@@ -296,6 +305,12 @@ func (g *getter) fetch(res *metrics.Result) error {
 
 	// Counters: ours (receiver) and the server's (sender).
 	mine, mineErr := subflows(c)
+	if g.plainTCP {
+		var s Subflow
+		if s, mineErr = plainTCP(c); mineErr == nil {
+			mine = []Subflow{s}
+		}
+	}
 	if _, err := fmt.Fprintf(c, "STATS\n"); err != nil {
 		return err
 	}
@@ -315,10 +330,15 @@ func (g *getter) fetch(res *metrics.Result) error {
 	res.Extra["subflows"] = float64(len(mine))
 
 	var errs []error
-	if !isMPTCP || mineErr != nil {
+	if g.plainTCP {
+		res.Scheduler = "tcp"
+		if isMPTCP {
+			errs = append(errs, errors.New("-tcp: the connection is MPTCP"))
+		}
+	} else if !isMPTCP || mineErr != nil {
 		errs = append(errs, fmt.Errorf("connection is not MPTCP (fell back to TCP): %v", mineErr))
 	}
-	if len(mine) < g.needSubflows {
+	if !g.plainTCP && len(mine) < g.needSubflows {
 		errs = append(errs, fmt.Errorf("%d subflows, want at least %d", len(mine), g.needSubflows))
 	}
 	if !res.SHA256OK {

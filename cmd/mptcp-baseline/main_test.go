@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/binary"
+	"io"
+	"net"
 	"slices"
 	"syscall"
 	"testing"
@@ -40,5 +42,48 @@ func TestAccount(t *testing.T) {
 	}
 	if res.Extra["subflow_rcv_ooopack"] != 7 || res.Extra["tcp_retrans_bytes"] != 40 {
 		t.Errorf("extra %v", res.Extra)
+	}
+}
+
+// plainTCP reads a plain TCP connection's own counters: the sender's
+// bytes_sent covers what it wrote, the receiver's bytes_received what it
+// read, and the addresses are the connection's.
+func TestPlainTCP(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const n = 100000
+	got := make(chan Subflow, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- Subflow{}
+			return
+		}
+		defer c.Close()
+		io.CopyN(io.Discard, c, n)
+		s, _ := plainTCP(c.(*net.TCPConn))
+		got <- s
+	}()
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(make([]byte, n)); err != nil {
+		t.Fatal(err)
+	}
+	recv := <-got
+	sent, err := plainTCP(c.(*net.TCPConn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent.BytesSent < n || sent.Local != "127.0.0.1" || sent.Remote != "127.0.0.1" {
+		t.Errorf("sender %+v, want bytes_sent >= %d between 127.0.0.1 and 127.0.0.1", sent, n)
+	}
+	if recv.BytesReceived < n {
+		t.Errorf("receiver %+v, want bytes_received >= %d", recv, n)
 	}
 }

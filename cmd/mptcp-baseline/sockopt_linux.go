@@ -68,15 +68,7 @@ func subflows(c *net.TCPConn) ([]Subflow, error) {
 	}
 	var out []Subflow
 	for i := 0; i < n1; i++ {
-		ti := infos[subflowDataLen+i*tcpInfoLen:]
-		s := Subflow{
-			TotalRetrans:  binary.NativeEndian.Uint32(ti[offTotalRetrans:]),
-			BytesAcked:    binary.NativeEndian.Uint64(ti[offBytesAcked:]),
-			BytesReceived: binary.NativeEndian.Uint64(ti[offBytesReceived:]),
-			BytesSent:     binary.NativeEndian.Uint64(ti[offBytesSent:]),
-			BytesRetrans:  binary.NativeEndian.Uint64(ti[offBytesRetrans:]),
-			RcvOOOPack:    binary.NativeEndian.Uint32(ti[offRcvOOOPack:]),
-		}
+		s := fromTCPInfo(infos[subflowDataLen+i*tcpInfoLen:])
 		if e2 == nil && i < n2 && n1 == n2 {
 			a := addrs[subflowDataLen+i*addrsLen:]
 			s.Local = sockaddrString(a[:128])
@@ -85,6 +77,47 @@ func subflows(c *net.TCPConn) ([]Subflow, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// fromTCPInfo reads the counters of a struct tcp_info (tcpInfoLen bytes).
+func fromTCPInfo(ti []byte) Subflow {
+	return Subflow{
+		TotalRetrans:  binary.NativeEndian.Uint32(ti[offTotalRetrans:]),
+		BytesAcked:    binary.NativeEndian.Uint64(ti[offBytesAcked:]),
+		BytesReceived: binary.NativeEndian.Uint64(ti[offBytesReceived:]),
+		BytesSent:     binary.NativeEndian.Uint64(ti[offBytesSent:]),
+		BytesRetrans:  binary.NativeEndian.Uint64(ti[offBytesRetrans:]),
+		RcvOOOPack:    binary.NativeEndian.Uint32(ti[offRcvOOOPack:]),
+	}
+}
+
+// plainTCP reads the tcp_info counters of a plain TCP connection (one that
+// is not MPTCP, as get -tcp makes) as a single subflow.
+func plainTCP(c *net.TCPConn) (Subflow, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return Subflow{}, err
+	}
+	buf := make([]byte, tcpInfoLen)
+	var e syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		l := uint32(len(buf))
+		_, _, e = syscall.Syscall6(syscall.SYS_GETSOCKOPT, fd, syscall.IPPROTO_TCP, syscall.TCP_INFO,
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&l)), 0)
+	}); err != nil {
+		return Subflow{}, err
+	}
+	if e != 0 {
+		return Subflow{}, fmt.Errorf("TCP_INFO: %w", e)
+	}
+	s := fromTCPInfo(buf)
+	if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+		s.Local = a.IP.String()
+	}
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		s.Remote = a.IP.String()
+	}
+	return s, nil
 }
 
 // getSubflowData issues one SOL_MPTCP getsockopt whose answer is a struct
