@@ -3,10 +3,13 @@ package bench
 import (
 	"context"
 	"flag"
+	"runtime"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 )
 
@@ -55,4 +58,52 @@ func BenchmarkVirtualSpeedup(b *testing.B) {
 	b.ReportMetric(real.Seconds()/virt.Seconds(), "speedup")
 	b.ReportMetric(realGP/float64(b.N)/1e6, "real-Mbit/s")
 	b.ReportMetric(virtGP/float64(b.N)/1e6, "virtual-Mbit/s")
+}
+
+// BenchmarkVirtualTransfer runs the BenchmarkVirtualSpeedup scenario in a
+// synctest bubble only, and reports the process's CPU time (user+system, all
+// goroutines) per transfer, cpu-s/op, and the bytes allocated per transfer,
+// alloc-MB/op (runtime.MemStats.TotalAlloc, so the whole process: both
+// quic-go ends, the session and the emulator). -cpuprofile and -memprofile
+// on this benchmark profile virtual time alone.
+func BenchmarkVirtualTransfer(b *testing.B) {
+	s, err := scenario.Get(*speedupScenario)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := FromScenario(s, "minrtt", 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var gp float64
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := processCPU()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var res metrics.Result
+		testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
+			Name: "virtual",
+			F: func(t *testing.T) {
+				synctest.Test(t, func(*testing.T) { res, _, err = Transfer(context.Background(), r) })
+			},
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		gp += res.GoodputBps
+	}
+	b.StopTimer()
+	cpu := processCPU() - cpu0
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(b.N)/1e6, "alloc-MB/op")
+	b.ReportMetric(gp/float64(b.N)/1e6, "virtual-Mbit/s")
+}
+
+// processCPU returns the process's user+system CPU time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

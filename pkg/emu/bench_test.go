@@ -4,6 +4,7 @@ import (
 	"net"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -84,4 +85,93 @@ func BenchmarkWriteToLost(b *testing.B) {
 	for b.Loop() {
 		a.WriteTo(payload, dst)
 	}
+}
+
+// benchVirtual sends b.N packets of 1200 bytes in a synctest bubble, one
+// every gap of virtual time, over a link a→b of the given configuration, to
+// a reader on b, and acknowledges every second packet back over b→a, as a
+// QUIC receiver would. It reports the process's CPU time per data packet
+// (cpu-ns/pkt, all goroutines: writer, link, reader and synctest's
+// scheduling), and the wall time per packet as ns/op.
+func benchVirtual(b *testing.B, cfg LinkConfig, gap time.Duration) {
+	b.ReportAllocs()
+	got := 0
+	var err error
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	runBubble(func() {
+		n := New(1)
+		a, _ := n.Listen(addrA)
+		c, _ := n.Listen(addrB)
+		if _, err = n.Connect(addrA, addrB, cfg, cfg); err != nil {
+			return
+		}
+		all := make(chan struct{}) // closed when b.N packets are read
+		go func() {                // b: reads data, acknowledges every second packet
+			buf := make([]byte, 2048)
+			ack := make([]byte, 40)
+			src := net.UDPAddrFromAddrPort(addrA)
+			for {
+				if _, _, err := c.ReadFrom(buf); err != nil {
+					return
+				}
+				if got++; got%2 == 0 {
+					c.WriteTo(ack, src)
+				}
+				if got == b.N {
+					close(all)
+				}
+			}
+		}()
+		go func() { // a: drains the acknowledgements
+			buf := make([]byte, 2048)
+			for {
+				if _, _, err := a.ReadFrom(buf); err != nil {
+					return
+				}
+			}
+		}()
+		payload := make([]byte, 1200)
+		dst := net.UDPAddrFromAddrPort(addrB)
+		for range b.N {
+			a.WriteTo(payload, dst)
+			if gap > 0 {
+				time.Sleep(gap)
+			}
+		}
+		select {
+		case <-all:
+		case <-time.After(time.Hour):
+		}
+		n.Close()
+	})
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	if err != nil || got != b.N {
+		b.Fatalf("received %d of %d packets (%v)", got, b.N, err)
+	}
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/pkt")
+}
+
+// runBubble runs f in a synctest bubble; a benchmark has no *testing.T for
+// synctest.Test, so testing.RunTests makes one.
+func runBubble(f func()) {
+	testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
+		Name: "bubble",
+		F:    func(t *testing.T) { synctest.Test(t, func(*testing.T) { f() }) },
+	}})
+}
+
+// BenchmarkVirtualPaced is a paced 20 Mbit/s flow (one 1200-byte packet
+// every 500 µs) over a 25 Mbit/s link with 5 ms of delay, in virtual time:
+// the emulator's share of a virtual-time QUIC transfer.
+func BenchmarkVirtualPaced(b *testing.B) {
+	benchVirtual(b, LinkConfig{RateBps: 25e6, Delay: 5 * time.Millisecond}, 500*time.Microsecond)
+}
+
+// BenchmarkVirtualBurst writes 1200-byte packets back to back into a
+// 20 Mbit/s link with 5 ms of delay and a queue large enough for all of
+// them, in virtual time.
+func BenchmarkVirtualBurst(b *testing.B) {
+	benchVirtual(b, LinkConfig{RateBps: 20e6, Delay: 5 * time.Millisecond, QueueBytes: 1 << 30}, 0)
 }
