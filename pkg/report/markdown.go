@@ -59,6 +59,10 @@ func Markdown(dir string) (string, error) {
 	b.WriteString("the failover gap is the longest wait for in-order data during the window, counted from its start. Both are pooled over the events of all successful runs; events whose path had not recovered by the FCT are counted beside the mean and listed under each scenario; n/a: no events. ")
 	fmt.Fprintf(&b, "The same numbers are in [%s](%s).\n\n", SummaryFile, SummaryFile)
 	b.WriteString(MarkdownTable(rows))
+	fair := FairnessRows(results) // fairness.go: nil without cross traffic
+	if fair != nil {
+		b.WriteString("\n" + FairnessMethod + "\n")
+	}
 
 	cur := ""
 	for _, f := range figs {
@@ -67,6 +71,9 @@ func Markdown(dir string) (string, error) {
 			fmt.Fprintf(&b, "\n## %s\n\n", cur)
 			if s, err := scenario.Lookup(cur); err == nil && s.Description != "" {
 				b.WriteString(s.Description + "\n\n")
+			}
+			if t := FairnessTable(fair, cur); t != "" {
+				b.WriteString("Fairness against the cross traffic (mean ± 95% CI over the successful runs):\n\n" + t + "\n")
 			}
 			if t := EventTable(ofScenario(results, cur)); t != "" {
 				b.WriteString("<details><summary>Every outage and handoff: recovery and failover gap per run</summary>\n\n" + t + "\n</details>\n\n")

@@ -21,7 +21,7 @@ import (
 // Figure is one plot written in both PNG and SVG.
 type Figure struct {
 	Scenario string // scenario the figure is about
-	Kind     string // "goodput", "fct", "goodput-bars", "ooo-cdf", "path-share" or "recovery"
+	Kind     string // "goodput", "fct", "goodput-bars", "ooo-cdf", "path-share", "recovery" or "shares" (one per scheduler)
 	Title    string // figure title
 	PNG, SVG string // file paths relative to the results directory
 	Note     string // caveat shown under the figure, if any
@@ -70,17 +70,32 @@ func Plots(dir string, results []metrics.Result) ([]Figure, error) {
 				continue
 			}
 			f.Scenario = scn
-			base := filepath.Join(PlotsDir, f.Kind+"_"+slug(scn))
-			f.PNG, f.SVG = base+".png", base+".svg"
-			for _, name := range []string{f.PNG, f.SVG} {
-				if err := p.Save(figW, figH, filepath.Join(dir, name)); err != nil {
-					return nil, fmt.Errorf("report: %s: %w", name, err)
-				}
+			if err := save(dir, p, &f, f.Kind+"_"+slug(scn)); err != nil {
+				return nil, err
 			}
 			figs = append(figs, f)
 		}
+		for _, sp := range sharesOverTime(scn, rs) { // fairness_plot.go: scenarios with cross traffic
+			sp.fig.Scenario = scn
+			if err := save(dir, sp.p, &sp.fig, sp.fig.Kind+"_"+slug(scn)+"_"+slug(sp.scheduler)); err != nil {
+				return nil, err
+			}
+			figs = append(figs, sp.fig)
+		}
 	}
 	return figs, nil
+}
+
+// save writes p as dir/plots/base.png and .svg and records both paths in f.
+func save(dir string, p *plot.Plot, f *Figure, base string) error {
+	base = filepath.Join(PlotsDir, base)
+	f.PNG, f.SVG = base+".png", base+".svg"
+	for _, name := range []string{f.PNG, f.SVG} {
+		if err := p.Save(figW, figH, filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("report: %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // headroom scales the top of the y axis so that the legend, drawn in the top

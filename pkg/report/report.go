@@ -15,6 +15,11 @@
 //     or handoffs, the recovery and failover gap of every event;
 //   - results.md: the summary table, the plots, linked by relative path, and
 //     per scenario with outages or handoffs a table of every event.
+//
+// Scenarios with cross traffic also get a fairness table (fairness.go: each
+// flow's goodput, the session's ratio to the mean competitor and its share,
+// Jain's index, each path's share of the session's bytes) and, per
+// scheduler, a plot of every flow's goodput over time (fairness_plot.go).
 package report
 
 import (
