@@ -19,6 +19,7 @@ func writeStdout(w io.Writer, format string, rs []metrics.Result) error {
 		for _, r := range rs {
 			// Keep stdout to one readable line per run; results.jsonl has the series.
 			r.GoodputSeries, r.SeriesTimes, r.CapacityTimes, r.CapacitySeries = nil, nil, nil, nil
+			r.CrossSeries, r.CrossSeriesTimes = nil, nil // the fairness figures stay
 			if err := enc.Encode(r); err != nil {
 				return err
 			}
