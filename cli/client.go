@@ -352,7 +352,7 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 		return fail(err)
 	}
 	cfg := &session.Config{Scheduler: c.o.scheduler, QlogDir: c.o.qlog, Logf: c.logf, RecvWindow: c.o.recvWindow,
-		Coupling: c.o.coupling, RenoFriendly: c.o.renoFriendly}
+		Coupling: sessionCoupling(c.o.coupling, c.o.renoFriendly), RenoFriendly: c.o.renoFriendly}
 	start := time.Now()
 	var s *session.Session
 	var auto *autoPaths

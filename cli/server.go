@@ -133,7 +133,7 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	logger := log.New(stderr, "mpquic-server: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := &session.Config{Scheduler: o.scheduler, QlogDir: o.qlog, SegmentSize: o.segmentSize,
 		FailureTimeout: o.failureTimeout, OpportunisticReinjection: o.opportunistic,
-		Coupling: o.coupling, RenoFriendly: o.renoFriendly}
+		Coupling: sessionCoupling(o.coupling, o.renoFriendly), RenoFriendly: o.renoFriendly}
 	if err := serverScheduler(cfg, o.scheduler, o.edarModel, func(s string) { logger.Print(s) }); err != nil {
 		return bad(err)
 	}
@@ -160,6 +160,18 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFail
 	}
 	return exitOK
+}
+
+// sessionCoupling is session.Config.Coupling for -coupling name and
+// -reno-friendly: the session reads RenoFriendly only when Coupling is
+// empty, so "none" (the flag's default) with -reno-friendly becomes
+// "reno-friendly"; a coupled rule keeps its name and RenoFriendly goes
+// along with it.
+func sessionCoupling(name string, renoFriendly bool) string {
+	if renoFriendly && (name == "" || name == cc.NameNone) {
+		return cc.NameRenoFriendly
+	}
+	return name
 }
 
 // serve runs srv on the multipath listener (and the baseline) until ctx

@@ -82,3 +82,25 @@ func TestServerCoupling(t *testing.T) {
 		t.Error("output file differs")
 	}
 }
+
+// The session reads Config.RenoFriendly only when Config.Coupling is
+// empty: -reno-friendly with the default -coupling none must still reach
+// it, as the rule "reno-friendly".
+func TestSessionCoupling(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		rf   bool
+		want string
+	}{
+		{"none", false, "none"},
+		{"none", true, "reno-friendly"},
+		{"", true, "reno-friendly"},
+		{"olia", true, "olia"},
+		{"lia", false, "lia"},
+		{"reno-friendly", false, "reno-friendly"},
+	} {
+		if got := sessionCoupling(c.name, c.rf); got != c.want {
+			t.Errorf("sessionCoupling(%q, %v) = %q, want %q", c.name, c.rf, got, c.want)
+		}
+	}
+}
