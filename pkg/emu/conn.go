@@ -28,6 +28,7 @@ type Conn struct {
 	addr  netip.AddrPort
 	laddr *net.UDPAddr
 
+	inbox  *inbox        // the receiving side of addr
 	notify chan struct{} // wakes a blocked reader; capacity 1
 	done   chan struct{} // closed by Close
 
@@ -37,6 +38,9 @@ type Conn struct {
 	head, n  int                  // ring start and length
 	rdl, wdl time.Time            // read and write deadlines; zero = none
 	rdlTimer *time.Timer          // wakes readers at the read deadline
+	wake     *time.Timer          // wakes readers when the inbox's next packet is due; made by the first read
+	wakeAt   time.Duration        // when wake fires, since Network start; never if stopped
+	waiters  int                  // readers blocked in ReadFrom
 }
 
 // packet is a received datagram waiting in a Conn's queue.
@@ -48,11 +52,13 @@ type packet struct {
 
 var _ net.PacketConn = (*Conn)(nil)
 
-func newConn(n *Network, addr netip.AddrPort) *Conn {
+func newConn(n *Network, addr netip.AddrPort, s *inbox) *Conn {
 	return &Conn{
 		net:    n,
 		addr:   addr,
 		laddr:  net.UDPAddrFromAddrPort(addr),
+		inbox:  s,
+		wakeAt: never,
 		notify: make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
@@ -66,9 +72,10 @@ func (c *Conn) signal() {
 	}
 }
 
-// enqueue adds a received packet; it reports false if the Conn is closed or
-// its queue is full (the caller keeps ownership of buf then).
-func (c *Conn) enqueue(buf *[]byte, n int, from *net.UDPAddr) bool {
+// enqueue adds a received packet, waking a blocked reader if signal; it
+// reports false if the Conn is closed or its queue is full (the caller keeps
+// ownership of buf then).
+func (c *Conn) enqueue(buf *[]byte, n int, from *net.UDPAddr, signal bool) bool {
 	c.mu.Lock()
 	if c.closed || c.n == len(c.rx) {
 		c.mu.Unlock()
@@ -77,8 +84,23 @@ func (c *Conn) enqueue(buf *[]byte, n int, from *net.UDPAddr) bool {
 	c.rx[(c.head+c.n)%len(c.rx)] = packet{buf, n, from}
 	c.n++
 	c.mu.Unlock()
-	c.signal()
+	if signal {
+		c.signal()
+	}
 	return true
+}
+
+// poke tells a reader asleep until after at that a packet is due at at
+// (times since Network start; now is the current one).
+func (c *Conn) poke(at, now time.Duration) {
+	c.mu.Lock()
+	if at < c.wakeAt {
+		c.wakeAt = at
+		if c.waiters > 0 {
+			c.wake.Reset(at - now)
+		}
+	}
+	c.mu.Unlock()
 }
 
 // ReadFrom reads one packet into p (truncating it if p is too short) and
@@ -86,6 +108,7 @@ func (c *Conn) enqueue(buf *[]byte, n int, from *net.UDPAddr) bool {
 // shared by all packets of a link direction: do not modify it.
 func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 	for {
+		c.inbox.settle(c.net, c.net.now(), c)
 		c.mu.Lock()
 		if c.n > 0 {
 			pk := c.rx[c.head]
@@ -110,11 +133,32 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 			c.signal() // let other readers see the deadline too
 			return 0, nil, c.opError("read", os.ErrDeadlineExceeded)
 		}
+		// Sleep until a packet lands, the inbox's next packet is due, a
+		// sender pokes an earlier one, or the deadline or Close.
+		c.wakeAt = never
+		c.mu.Unlock()
+		next := c.inbox.nextDue()
+		c.mu.Lock()
+		c.wakeAt = min(c.wakeAt, next)
+		if c.wake == nil {
+			c.wake = time.NewTimer(time.Hour)
+			c.wake.Stop()
+		}
+		if c.wakeAt != never {
+			c.wake.Reset(c.wakeAt - c.net.now())
+		} else {
+			c.wake.Stop()
+		}
+		c.waiters++
 		c.mu.Unlock()
 		select {
 		case <-c.notify:
+		case <-c.wake.C:
 		case <-c.done:
 		}
+		c.mu.Lock()
+		c.waiters--
+		c.mu.Unlock()
 	}
 }
 
@@ -153,6 +197,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 // Close closes the Conn and frees its address; blocked reads return
 // net.ErrClosed. Queued packets are discarded.
 func (c *Conn) Close() error {
+	c.inbox.settle(c.net, c.net.now(), c)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -161,6 +206,9 @@ func (c *Conn) Close() error {
 	c.closed = true
 	if c.rdlTimer != nil {
 		c.rdlTimer.Stop()
+	}
+	if c.wake != nil {
+		c.wake.Stop()
 	}
 	for c.n > 0 {
 		putBuf(c.rx[c.head].buf)

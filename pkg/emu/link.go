@@ -3,7 +3,6 @@ package emu
 import (
 	"fmt"
 	"math/rand/v2"
-	"net/netip"
 	"sync"
 	"time"
 )
@@ -160,16 +159,24 @@ type entry struct {
 	wire      int32         // bytes held in the queue: n + Overhead
 }
 
-// dir is one direction of a Link. One goroutine per dir delivers packets when
-// its timer fires; everything else runs on the sender's goroutine (or, for a
-// packet forwarded from the previous link of its route, on that link's
+// dir is one direction of a Link. An eager dir has a goroutine that
+// delivers packets when its timer fires; a lazy one (inbox.go) leaves that to
+// the receiver's inbox. Everything else runs on the sender's goroutine (or,
+// for a packet forwarded from the previous link of its route, on that link's
 // goroutine). Packets of every route through the dir share its queue.
 type dir struct {
 	net   *Network
-	timer *time.Timer // fires at the head packet's delivery time
+	id    uint64      // creation order in the Network
+	timer *time.Timer // fires at the head packet's delivery time (eager dirs)
 	fwd   []entry     // scratch for packets leaving towards their next link; used by run only
 
+	// Guarded by Network.mu (set by Route):
+	forwards bool   // some route goes on to a further link after this one
+	multi    bool   // routes through it end at more than one address
+	ends     *inbox // the inbox of the address its routes end at, if any
+
 	mu        sync.Mutex
+	eager     bool // has a goroutine and a timer (set once, by Route)
 	cfg       LinkConfig
 	queueCap  float64 // default queue capacity for this cfg, bytes
 	sched     schedule
@@ -190,6 +197,7 @@ type dir struct {
 func newDir(n *Network, cfg LinkConfig, seed, stream uint64) *dir {
 	d := &dir{
 		net:   n,
+		id:    stream,
 		timer: time.NewTimer(time.Hour),
 		ring:  make([]entry, 64),
 	}
@@ -216,6 +224,7 @@ func (d *dir) configure(cfg LinkConfig) {
 }
 
 func (d *dir) setDown(down bool) {
+	d.settleLazy()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.down = down
@@ -235,9 +244,20 @@ func (d *dir) setDown(down bool) {
 }
 
 func (d *dir) snapshot() LinkStats {
+	d.settleLazy()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.stats
+}
+
+// settleLazy hands the packets due by now to the receiver, if d is lazy.
+func (d *dir) settleLazy() {
+	d.net.mu.RLock()
+	s := d.ends
+	d.net.mu.RUnlock()
+	if s != nil {
+		s.settle(d.net, d.net.now(), nil)
+	}
 }
 
 // inOutage reports whether [from, to] overlaps an outage window; from must
@@ -268,7 +288,25 @@ func (d *dir) advance(now time.Duration) {
 // link); otherwise p is copied if the packet is accepted.
 func (d *dir) send(rt *hopRoute, hop int, p []byte, owned *[]byte) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	now, head := d.enter(rt, hop, p, owned)
+	eager, backlog := d.eager, d.n > lazyBacklog
+	d.mu.Unlock()
+	if eager || head == never {
+		return
+	}
+	// Lazy: the receiver's reader may be asleep until a later packet.
+	if c := rt.inbox.conn.Load(); c != nil {
+		c.poke(head, now)
+	}
+	if backlog {
+		rt.inbox.settle(d.net, now, nil)
+	}
+}
+
+// enter queues the packet (or counts its drop) at the current time, which it
+// returns, with the delivery time of the new head of the ring if the ring was
+// empty (else never); d.mu must be held.
+func (d *dir) enter(rt *hopRoute, hop int, p []byte, owned *[]byte) (time.Duration, time.Duration) {
 	drop := func() {
 		if owned != nil {
 			putBuf(owned)
@@ -281,14 +319,14 @@ func (d *dir) send(rt *hopRoute, hop int, p []byte, owned *[]byte) {
 	if d.down || d.inOutage(now, now) {
 		d.stats.DroppedOutage++
 		drop()
-		return
+		return now, never
 	}
 	d.advance(now)
 	wire := len(p) + Overhead
 	if float64(d.queued+wire) > v[iQueue] {
 		d.stats.DroppedQueue++
 		drop()
-		return
+		return now, never
 	}
 	var departEnd time.Duration
 	switch {
@@ -334,9 +372,13 @@ func (d *dir) send(rt *hopRoute, hop int, p []byte, owned *[]byte) {
 	}
 	d.queued += wire
 	d.push(e)
-	if d.n == 1 {
+	if d.n > 1 {
+		return now, never
+	}
+	if d.eager {
 		d.timer.Reset(e.deliverAt - now)
 	}
+	return now, e.deliverAt
 }
 
 func (d *dir) push(e entry) {
@@ -380,8 +422,6 @@ func (d *dir) deliver() {
 	d.mu.Lock()
 	now := d.net.now()
 	d.advance(now)
-	var dst *Conn
-	var dstAddr netip.AddrPort
 	for d.n > 0 && d.ring[d.head].deliverAt <= now {
 		e := d.pop()
 		d.departed-- // deliverAt >= departEnd, so advance counted it
@@ -394,16 +434,7 @@ func (d *dir) deliver() {
 			d.fwd = append(d.fwd, e)
 			continue
 		}
-		if dst == nil || dstAddr != e.rt.dst {
-			dst, dstAddr = d.net.conn(e.rt.dst), e.rt.dst
-		}
-		if dst != nil && dst.enqueue(e.buf, int(e.n), e.rt.from) {
-			d.stats.DeliveredPkts++
-			d.stats.DeliveredBytes += uint64(e.n)
-		} else {
-			d.stats.DroppedRecv++
-			putBuf(e.buf)
-		}
+		d.land(e, e.rt.inbox.conn.Load(), true)
 	}
 	if d.n > 0 {
 		d.timer.Reset(d.ring[d.head].deliverAt - now)

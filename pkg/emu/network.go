@@ -15,8 +15,11 @@
 // virtual time makes long transfers take milliseconds. Inside a bubble, create
 // the Network in the bubble and Close it before the bubble's function returns.
 //
-// Costs: one goroutine and one timer per link direction; per packet, one
-// pooled buffer copy and no goroutine.
+// Costs: per packet, one pooled buffer copy and no goroutine. A link
+// direction whose packets all end at one endpoint has no goroutine: the
+// endpoint's reader collects its packets when they are due, waking on its
+// own timer (inbox.go). A direction that forwards to a further link, or whose
+// routes end at several endpoints, has one goroutine and one timer.
 package emu
 
 import (
@@ -25,6 +28,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,12 +40,16 @@ type Network struct {
 	seed  uint64
 	done  chan struct{} // closed by Close; stops the link goroutines
 	wg    sync.WaitGroup
+	// closedAt is when Close was called, since start (-1 while open); the
+	// inboxes deliver nothing due after it.
+	closedAt atomic.Int64
 
-	mu     sync.RWMutex
-	closed bool
-	conns  map[netip.AddrPort]*Conn
-	routes map[route]*hopRoute
-	nlinks uint64
+	mu      sync.RWMutex
+	closed  bool
+	conns   map[netip.AddrPort]*Conn
+	routes  map[route]*hopRoute
+	inboxes map[netip.AddrPort]*inbox // receiving side of each address with a Conn or a route to it
+	nlinks  uint64
 }
 
 // route is a (source, destination) address pair.
@@ -50,9 +58,10 @@ type route struct{ src, dst netip.AddrPort }
 // hopRoute is the way from one address to another: the link directions a
 // packet crosses, in order, and the source address its receiver sees.
 type hopRoute struct {
-	from *net.UDPAddr   // source address reported to the receiver (shared, read-only)
-	dst  netip.AddrPort // receiving endpoint
-	hops []*dir         // link directions in the order the packet crosses them; at least one
+	from  *net.UDPAddr   // source address reported to the receiver (shared, read-only)
+	dst   netip.AddrPort // receiving endpoint
+	inbox *inbox         // dst's inbox
+	hops  []*dir         // link directions in the order the packet crosses them; at least one
 }
 
 // ErrClosed is returned by the methods of a closed Network.
@@ -60,13 +69,16 @@ var ErrClosed = errors.New("emu: network closed")
 
 // New returns an empty Network whose start time is now.
 func New(seed int64) *Network {
-	return &Network{
-		start:  time.Now(),
-		seed:   uint64(seed),
-		done:   make(chan struct{}),
-		conns:  make(map[netip.AddrPort]*Conn),
-		routes: make(map[route]*hopRoute),
+	n := &Network{
+		start:   time.Now(),
+		seed:    uint64(seed),
+		done:    make(chan struct{}),
+		conns:   make(map[netip.AddrPort]*Conn),
+		routes:  make(map[route]*hopRoute),
+		inboxes: make(map[netip.AddrPort]*inbox),
 	}
+	n.closedAt.Store(-1)
+	return n
 }
 
 // now returns the time since the Network start.
@@ -104,8 +116,9 @@ func (n *Network) Listen(addr netip.AddrPort) (*Conn, error) {
 	if n.conns[addr] != nil {
 		return nil, fmt.Errorf("emu: Listen %v: address in use", addr)
 	}
-	c := newConn(n, addr)
+	c := newConn(n, addr, n.inboxLocked(addr))
 	n.conns[addr] = c
+	c.inbox.conn.Store(c)
 	return c, nil
 }
 
@@ -148,9 +161,6 @@ func (n *Network) NewLink(ab, ba LinkConfig) (*Link, error) {
 		ab: newDir(n, ab, n.seed, 2*i),
 		ba: newDir(n, ba, n.seed, 2*i+1),
 	}
-	n.wg.Add(2)
-	go l.ab.run()
-	go l.ba.run()
 	return l, nil
 }
 
@@ -186,8 +196,11 @@ func (n *Network) Route(a, b netip.AddrPort, links ...*Link) error {
 	if n.routes[route{a, b}] != nil || n.routes[route{b, a}] != nil {
 		return fmt.Errorf("emu: Connect: %v and %v are already linked", a, b)
 	}
+	up.inbox, down.inbox = n.inboxLocked(b), n.inboxLocked(a)
 	n.routes[route{a, b}] = up
 	n.routes[route{b, a}] = down
+	n.routedLocked(up.hops, up.inbox)
+	n.routedLocked(down.hops, down.inbox)
 	return nil
 }
 
@@ -212,6 +225,7 @@ func (n *Network) forget(c *Conn) {
 	n.mu.Lock()
 	if n.conns[c.addr] == c {
 		delete(n.conns, c.addr)
+		c.inbox.conn.CompareAndSwap(c, nil)
 	}
 	n.mu.Unlock()
 }
@@ -225,6 +239,7 @@ func (n *Network) Close() error {
 		return ErrClosed
 	}
 	n.closed = true
+	n.closedAt.Store(int64(n.now()))
 	conns := make([]*Conn, 0, len(n.conns))
 	for _, c := range n.conns {
 		conns = append(conns, c)
