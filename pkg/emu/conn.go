@@ -34,13 +34,14 @@ type Conn struct {
 
 	mu       sync.Mutex
 	closed   bool
-	rx       [RecvQueueLen]packet // receive ring
-	head, n  int                  // ring start and length
-	rdl, wdl time.Time            // read and write deadlines; zero = none
-	rdlTimer *time.Timer          // wakes readers at the read deadline
-	wake     *time.Timer          // wakes readers when the inbox's next packet is due; made by the first read
-	wakeAt   time.Duration        // when wake fires, since Network start; never if stopped
-	waiters  int                  // readers blocked in ReadFrom
+	rx       [RecvQueueLen]packet         // receive ring
+	head, n  int                          // ring start and length
+	rdl, wdl time.Time                    // read and write deadlines; zero = none
+	rdlTimer *time.Timer                  // wakes readers at the read deadline
+	wake     *time.Timer                  // wakes readers when the inbox's next packet is due; made by the first read
+	wakeAt   time.Duration                // when wake fires, since Network start; never if stopped
+	waiters  int                          // readers blocked in ReadFrom
+	routes   map[netip.AddrPort]*hopRoute // routes from addr already used by WriteTo (a route never changes once made)
 }
 
 // packet is a received datagram waiting in a Conn's queue.
@@ -178,7 +179,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	}
 	dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
 	c.mu.Lock()
-	closed, wdl := c.closed, c.wdl
+	closed, wdl, r := c.closed, c.wdl, c.routes[dst]
 	c.mu.Unlock()
 	switch {
 	case closed:
@@ -188,9 +189,18 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	case len(p) > maxPayload:
 		return 0, c.opError("write", errTooLong)
 	}
-	if r := c.net.route(c.addr, dst); r != nil {
-		r.hops[0].send(r, 0, p, nil)
+	if r == nil {
+		if r = c.net.route(c.addr, dst); r == nil {
+			return len(p), nil
+		}
+		c.mu.Lock()
+		if c.routes == nil {
+			c.routes = make(map[netip.AddrPort]*hopRoute)
+		}
+		c.routes[dst] = r
+		c.mu.Unlock()
 	}
+	r.hops[0].send(r, 0, p, nil)
 	return len(p), nil
 }
 
