@@ -70,36 +70,45 @@ func (n *Network) routedLocked(hops []*dir, dst *inbox) {
 		dst.all = append(dst.all, last)
 		slices.SortFunc(dst.all, func(a, b *dir) int { return int(a.id) - int(b.id) })
 	}
-	for _, s := range n.inboxes {
-		if s.eager {
-			continue
+	// Only the inboxes of the route's dirs can change.
+	affected := []*inbox{dst}
+	for _, d := range hops {
+		if d.ends != nil && !slices.Contains(affected, d.ends) {
+			affected = append(affected, d.ends)
 		}
-		ok := true
-		for _, d := range s.all {
-			ok = ok && !d.forwards && !d.multi
-		}
-		if ok {
-			l := slices.Clone(s.all)
-			s.lazy.Store(&l)
-			continue
-		}
-		// Hand the packets due so far over in order, then let each dir's
-		// goroutine deliver the rest at their times.
-		s.settle(n, now, nil)
-		s.eager = true
-		s.lazy.Store(nil)
+	}
+	for _, s := range affected {
+		s.update(n, now)
 	}
 	for _, d := range hops {
-		if d.forwards || d.multi || (d.ends != nil && d.ends.eager) {
+		if d.forwards || d.multi {
 			d.makeEager(now)
 		}
 	}
-	for _, s := range n.inboxes {
-		if s.eager {
-			for _, d := range s.all {
-				d.makeEager(now)
-			}
-		}
+}
+
+// update makes s lazy if all its dirs may be, else eager for good; n.mu
+// must be held.
+func (s *inbox) update(n *Network, now time.Duration) {
+	if s.eager {
+		return
+	}
+	ok := true
+	for _, d := range s.all {
+		ok = ok && !d.forwards && !d.multi
+	}
+	if ok {
+		l := slices.Clone(s.all)
+		s.lazy.Store(&l)
+		return
+	}
+	// Hand the packets due so far over in order, then let each dir's
+	// goroutine deliver the rest at their times.
+	s.settle(n, now, nil)
+	s.eager = true
+	s.lazy.Store(nil)
+	for _, d := range s.all {
+		d.makeEager(now)
 	}
 }
 
