@@ -354,20 +354,41 @@ func runDownloadDuring(t *testing.T, e *env, serverBin string, serverArgs []stri
 // stderr.
 func runDownloadOut(t *testing.T, e *env, serverBin string, serverArgs []string, clientBin string, clientArgs []string, during func()) (metrics.Result, string, error) {
 	t.Helper()
-	nice := []string{"nice", "-n", niceness()}
-	srv := exec.Command("ip", append(append([]string{"netns", "exec", e.spec.ServerNS()}, nice...), append([]string{serverBin}, serverArgs...)...)...)
-	var srvLog strings.Builder
-	srv.Stdout, srv.Stderr = &srvLog, &srvLog
-	if err := srv.Start(); err != nil {
+	stop, _, err := startIn(t, e.spec.ServerNS(), serverBin, serverArgs)
+	if err != nil {
 		return metrics.Result{}, "", err
 	}
-	defer func() {
+	defer stop()
+	time.Sleep(300 * time.Millisecond)
+	return clientIn(t, e.spec.ClientNS(), clientBin, clientArgs, during)
+}
+
+// startIn starts bin with args in namespace ns at niceness(); stop kills
+// it and logs its output, which log collects meanwhile.
+func startIn(t *testing.T, ns, bin string, args []string) (stop func(), log *syncBuffer, err error) {
+	t.Helper()
+	nice := []string{"nice", "-n", niceness()}
+	srv := exec.Command("ip", append(append([]string{"netns", "exec", ns}, nice...), append([]string{bin}, args...)...)...)
+	srvLog := &syncBuffer{}
+	srv.Stdout, srv.Stderr = srvLog, srvLog
+	if err := srv.Start(); err != nil {
+		return nil, nil, err
+	}
+	return func() {
 		_ = srv.Process.Kill()
 		_ = srv.Wait()
 		t.Logf("server log:\n%s", srvLog.String())
-	}()
-	time.Sleep(300 * time.Millisecond)
-	cl := exec.Command("ip", append(append([]string{"netns", "exec", e.spec.ClientNS()}, nice...), append([]string{clientBin}, clientArgs...)...)...)
+	}, srvLog, nil
+}
+
+// clientIn runs bin with args in namespace ns at niceness(), runs during
+// (if not nil) on its own goroutine once the client has started and waits
+// for both; it decodes the metrics.Result JSON line the client prints last
+// on stdout and returns it with the client's stderr.
+func clientIn(t *testing.T, ns, bin string, args []string, during func()) (metrics.Result, string, error) {
+	t.Helper()
+	nice := []string{"nice", "-n", niceness()}
+	cl := exec.Command("ip", append(append([]string{"netns", "exec", ns}, nice...), append([]string{bin}, args...)...)...)
 	var stderr, stdout strings.Builder
 	cl.Stderr, cl.Stdout = &stderr, &stdout
 	err := cl.Start()

@@ -293,3 +293,29 @@ func TestRxTraceWindows(t *testing.T) {
 		t.Errorf("missing device: rate %v, want 0", got)
 	}
 }
+
+// TestParseNetstat reads TcpExt and Tcp counters from netstat/snmp-style
+// pairs of lines, and skips lines that are not such a pair.
+func TestParseNetstat(t *testing.T) {
+	const listing = `TcpExt: SyncookiesSent TCPTimeouts TCPSackRecovery
+TcpExt: 0 7 12
+IpExt: InNoRoutes
+IpExt: 3
+Tcp: RtoAlgorithm RetransSegs
+Tcp: 1 99
+Udp: InDatagrams
+`
+	m := parseNetstat(listing)
+	for k, want := range map[string]uint64{"TcpExtTCPTimeouts": 7, "TcpExtTCPSackRecovery": 12, "TcpRetransSegs": 99, "IpExtInNoRoutes": 3} {
+		if m[k] != want {
+			t.Errorf("%s = %d, want %d (all: %v)", k, m[k], want, m)
+		}
+	}
+	if _, ok := m["UdpInDatagrams"]; ok {
+		t.Error("a header without values was read")
+	}
+	a, b := map[string]uint64{"x": 2, "y": 5}, map[string]uint64{"x": 5, "y": 4, "z": 1}
+	if got := tcpEvents(a, b, "x", "y", "z"); got != 4 {
+		t.Errorf("tcpEvents = %d, want 3 (x) + 0 (y went back) + 1 (z)", got)
+	}
+}
