@@ -239,7 +239,7 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 			}
 		}
 		if notAgree && p.reasons != "" {
-			fmt.Fprintf(&b, "**Why our numbers may differ from the paper's.** Where a claim's verdict is the same in both columns, the coupling is not what separates our numbers from the paper's. %s\n\n", p.reasons)
+			fmt.Fprintf(&b, "**Why our numbers may differ from the paper's.** These reasons were first written for the uncoupled column. Where a claim's verdict is the same in both columns, coupling the paths as the session does it (on top of quic-go's NewReno) does not explain the difference from the paper's numbers. %s\n\n", p.reasons)
 		}
 		for _, c := range cols {
 			coupling := p.couplingOf(c.key)
