@@ -31,6 +31,7 @@ import (
 const clientSynopsis = `usage: mpquic-client -addr HOST:PORT -ca CERT.pem [flags] get NAME [-o OUT]
        mpquic-client -addr HOST:PORT -ca CERT.pem [flags] http-get URLPATH [-o OUT]
        mpquic-client -addr HOST:PORT -h3-addr HOST:PORT2 -ca CERT.pem [flags] compare URLPATH
+       mpquic-client -h3-addr HOST:PORT2 -ca CERT.pem [flags] h3-get URLPATH
 
 Downloads a file from mpquic-server over a multipath QUIC session, one path
 per local address or interface (or one per usable address, following the
@@ -40,7 +41,9 @@ pkg/mpfile; http-get fetches http://mpquic/URLPATH with net/http over the
 session's streams (redirects followed; every answer is checked against its
 Repr-Digest); compare runs http-get over the multipath session and then
 over plain single-path QUIC on each path in turn (the server's -h3-addr),
-one JSON line per run (multipath first) and a summary on stderr.
+one JSON line per run (multipath first) and a summary on stderr; h3-get
+runs only the single-path part, on the first of -paths (plain quic-go
+with its own NewReno: the baseline without the session).
 
 Flags may come before or after the command. -paths takes local IP
 addresses, IP:port or interface names (an interface stands for its first
@@ -138,13 +141,13 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return bad(err)
 	}
 	if len(pos) != 2 {
-		return bad(fmt.Errorf("want a command and its target (get NAME, http-get URLPATH or compare URLPATH), got %q", pos))
+		return bad(fmt.Errorf("want a command and its target (get NAME, http-get URLPATH, compare URLPATH or h3-get URLPATH), got %q", pos))
 	}
 	cmd, target := pos[0], pos[1]
 	switch cmd {
-	case "get", "http-get", "compare":
+	case "get", "http-get", "compare", "h3-get":
 	default:
-		return bad(fmt.Errorf("unknown command %q (commands: get, http-get, compare, help)", cmd))
+		return bad(fmt.Errorf("unknown command %q (commands: get, http-get, compare, h3-get, help)", cmd))
 	}
 	if _, err := sched.New(o.scheduler); err != nil {
 		return bad(err)
@@ -152,13 +155,13 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if _, err := cc.New(o.coupling); err != nil {
 		return bad(fmt.Errorf("-coupling: %w", err))
 	}
-	if o.addr == "" || o.ca == "" {
+	if (o.addr == "" && cmd != "h3-get") || o.ca == "" {
 		return bad(errors.New("-addr and -ca are required (the server's -dev-cert writes DIR/cert.pem)"))
 	}
-	if cmd == "compare" && o.h3Addr == "" {
-		return bad(errors.New("compare needs -h3-addr (the server's single-path baseline address)"))
+	if (cmd == "compare" || cmd == "h3-get") && o.h3Addr == "" {
+		return bad(fmt.Errorf("%s needs -h3-addr (the server's single-path baseline address)", cmd))
 	}
-	if cmd != "compare" && o.h3Addr != "" {
+	if cmd != "compare" && cmd != "h3-get" && o.h3Addr != "" {
 		return bad(fmt.Errorf("-h3-addr is only used by compare, not %s", cmd))
 	}
 	if o.connectTimeout <= 0 || o.timeout <= 0 {
@@ -170,8 +173,8 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var backup []bool
 	var backupNames []string
 	if isAuto(o.paths) {
-		if cmd == "compare" {
-			return bad(errors.New("compare needs fixed -paths (it runs single-path QUIC on each), not auto"))
+		if cmd == "compare" || cmd == "h3-get" {
+			return bad(fmt.Errorf("%s needs fixed -paths (it runs single-path QUIC), not auto", cmd))
 		}
 		backupNames, err = parseBackupNames(o.backup)
 	} else {
@@ -216,6 +219,8 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		results = []metrics.Result{c.download(ctx, target, true)}
 	case "compare":
 		results = c.compare(ctx, target)
+	case "h3-get":
+		results = []metrics.Result{c.singlePath(ctx, target, 1, strings.TrimSpace(strings.Split(o.paths, ",")[0]))}
 	}
 	status := exitOK
 	for i, r := range results {

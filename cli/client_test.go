@@ -138,6 +138,24 @@ func TestCompare(t *testing.T) {
 
 // A file the server does not have: exit 1 with the server's message, not
 // prefixed with the scheduler's name.
+// h3-get is compare's single-path part alone: one plain QUIC download on
+// the first of -paths, verified, with no multipath session (-addr not
+// needed).
+func TestH3Get(t *testing.T) {
+	ts := startServer(t)
+	out := filepath.Join(t.TempDir(), "f")
+	code, rs, stderr := runClient(t, "-h3-addr", ts.h3Addr, "-ca", ts.ca, "-paths", "127.0.0.1,lo", "h3-get", "/f", "-o", out)
+	if code != exitOK || len(rs) != 1 {
+		t.Fatalf("exit %d, %d results, stderr %s", code, len(rs), stderr)
+	}
+	if r := rs[0]; !r.SHA256OK || r.Bytes != uint64(len(ts.data)) || r.Scheduler != "single-path-1" || r.Extra["path"] != 1 {
+		t.Errorf("result %+v", r)
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, ts.data) {
+		t.Error("output file differs")
+	}
+}
+
 func TestNoSuchFile(t *testing.T) {
 	ts := startServer(t)
 	out := filepath.Join(t.TempDir(), "out")
@@ -205,7 +223,8 @@ func TestClientCommandLine(t *testing.T) {
 	}{
 		{[]string{"-frobnicate"}, "flag provided but not defined: -frobnicate"},
 		{[]string{"get"}, "want a command and its target"},
-		{append(ok, "fetch", "f"), `unknown command "fetch" (commands: get, http-get, compare, help)`},
+		{append(ok, "fetch", "f"), `unknown command "fetch" (commands: get, http-get, compare, h3-get, help)`},
+		{append(ok, "h3-get", "/f"), "h3-get needs -h3-addr"},
 		{[]string{"get", "f"}, "-addr and -ca are required"},
 		{append(ok, "-paths", "127.0.0.1,nosuch0", "get", "f"), `-paths: path "nosuch0" is not a local IP address, IP:port or interface name (interfaces here: lo`},
 		{append(ok, "-paths", "127.0.0.1:99999", "get", "f"), `bad port "99999"`},
