@@ -65,8 +65,8 @@ type paperPlan struct {
 	extra func(rs []metrics.Result, timed map[string]bool, coupling string) string
 	// coupling is the coupled congestion control the paper ran (a cc rule
 	// name other than none): the report's second column. Where the paper
-	// does not say (couplingSaid false), it is LIA, RFC 6356's rule and the
-	// out-of-tree MPTCP kernels' default coupled one.
+	// does not say (couplingSaid false), it is LIA, RFC 6356's coupled
+	// increase.
 	coupling     string
 	couplingSaid bool
 	// couplingQuotes are the paper's sentences about its congestion control

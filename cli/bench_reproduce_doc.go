@@ -134,7 +134,7 @@ func writeReproduction(out string, plan []paperPlan, claims []claim, jobsOf map[
 	b.WriteString("Metrics (see `pkg/metrics`): *FCT* is session open to last byte delivered; *goodput* is bytes·8/FCT (for timed runs, bytes delivered in the run's fixed duration); *out-of-order segments* are segments that reached the receiver ahead of a missing one; *HoL-blocked time* is the time data waited in the reorder buffer for a missing segment; *re-sent bytes* are segment bytes the session sent again beyond their first transmission (reinjections; quic-go's own per-path loss recovery is not in it).\n\n")
 
 	b.WriteString("### The coupling of each paper\n\n")
-	b.WriteString("The coupled column runs each paper under the coupling its text names; where it names none, under LIA (RFC 6356, the coupled rule of the out-of-tree Linux MPTCP kernels the papers used), and the table says so.\n\n")
+	b.WriteString("The coupled column runs each paper under the coupling its text names; where it names none, under LIA (RFC 6356's coupled increase, the one LLHD names), and the table says so. A paper that names no coupling may as well have run its kernel's uncoupled congestion control, so for those papers neither column is known to be the paper's own.\n\n")
 	b.WriteString("| paper | coupled column | why | the paper's words |\n|---|---|---|---|\n")
 	for _, p := range plan {
 		why := "the paper's own"
