@@ -22,7 +22,7 @@ import (
 // packet it saves one goroutine wake-up (in a synctest bubble, one
 // scheduling round), and a busy reader wakes nobody.
 //
-// A inbox is lazy while every dir ending at its address is lazy; a route that
+// An inbox is lazy while every dir ending at its address is lazy; a route that
 // forwards through one of them, or that ends at another address, makes the
 // inbox eager for good: its dirs then get a goroutine each, as before.
 
