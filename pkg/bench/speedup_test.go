@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"runtime"
+	rtmetrics "runtime/metrics"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -13,8 +14,27 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 )
 
-var speedupScenario = flag.String("speedup.scenario", scenario.Default,
-	"scenario of BenchmarkVirtualSpeedup (go test -bench VirtualSpeedup -args -speedup.scenario=NAME)")
+var (
+	speedupScenario = flag.String("speedup.scenario", scenario.Default,
+		"scenario of BenchmarkVirtualSpeedup and BenchmarkVirtualTransfer (go test -bench VirtualSpeedup -args -speedup.scenario=NAME)")
+	speedupProcs = flag.Int("speedup.procs", 0,
+		"GOMAXPROCS while a virtual-time run of BenchmarkVirtualSpeedup or BenchmarkVirtualTransfer runs (0 = unchanged)")
+)
+
+// inBubble runs f in a synctest bubble with GOMAXPROCS set to
+// -speedup.procs if given. A benchmark has no *testing.T for synctest.Test;
+// testing.RunTests makes a real one.
+func inBubble(f func()) {
+	testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
+		Name: "virtual",
+		F: func(t *testing.T) {
+			if *speedupProcs > 0 { // RunTests itself sets GOMAXPROCS from -test.cpu
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*speedupProcs))
+			}
+			synctest.Test(t, func(*testing.T) { f() })
+		},
+	}})
+}
 
 // BenchmarkVirtualSpeedup runs one scenario (hetero-2path, 20 MB, minRTT,
 // unless -speedup.scenario names another) on the wall clock and in a synctest bubble, alternately in the same run,
@@ -41,14 +61,7 @@ func BenchmarkVirtualSpeedup(b *testing.B) {
 		real += time.Since(t0)
 		realGP += res.GoodputBps
 		t0 = time.Now()
-		// A benchmark has no *testing.T for synctest.Test; testing.RunTests
-		// makes a real one.
-		testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
-			Name: "virtual",
-			F: func(t *testing.T) {
-				synctest.Test(t, func(*testing.T) { res, _, err = Transfer(context.Background(), r) })
-			},
-		}})
+		inBubble(func() { res, _, err = Transfer(context.Background(), r) })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -64,7 +77,9 @@ func BenchmarkVirtualSpeedup(b *testing.B) {
 // synctest bubble only, and reports the process's CPU time (user+system, all
 // goroutines) per transfer, cpu-s/op, and the bytes allocated per transfer,
 // alloc-MB/op (runtime.MemStats.TotalAlloc, so the whole process: both
-// quic-go ends, the session and the emulator). -cpuprofile and -memprofile
+// quic-go ends, the session and the emulator), and the goroutine wake-ups
+// per transfer, wakeups/op (estimated from the runtime's 1-in-8 sample of
+// scheduling latencies). -cpuprofile and -memprofile
 // on this benchmark profile virtual time alone.
 func BenchmarkVirtualTransfer(b *testing.B) {
 	s, err := scenario.Get(*speedupScenario)
@@ -78,16 +93,12 @@ func BenchmarkVirtualTransfer(b *testing.B) {
 	var gp float64
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	w0 := schedEvents()
 	cpu0 := processCPU()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var res metrics.Result
-		testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
-			Name: "virtual",
-			F: func(t *testing.T) {
-				synctest.Test(t, func(*testing.T) { res, _, err = Transfer(context.Background(), r) })
-			},
-		}})
+		inBubble(func() { res, _, err = Transfer(context.Background(), r) })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -95,10 +106,28 @@ func BenchmarkVirtualTransfer(b *testing.B) {
 	}
 	b.StopTimer()
 	cpu := processCPU() - cpu0
+	w := schedEvents() - w0
 	runtime.ReadMemStats(&m1)
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(b.N)/1e6, "alloc-MB/op")
+	b.ReportMetric(float64(w)/float64(b.N), "wakeups/op")
 	b.ReportMetric(gp/float64(b.N)/1e6, "virtual-Mbit/s")
+}
+
+// schedEvents estimates how many times goroutines were scheduled to run
+// since the process started: the runtime samples one transition in 8 into
+// /sched/latencies:seconds.
+func schedEvents() uint64 {
+	s := []rtmetrics.Sample{{Name: "/sched/latencies:seconds"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindFloat64Histogram {
+		return 0
+	}
+	var n uint64
+	for _, c := range s[0].Value.Float64Histogram().Counts {
+		n += c
+	}
+	return 8 * n
 }
 
 // processCPU returns the process's user+system CPU time.
