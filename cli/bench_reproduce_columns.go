@@ -207,6 +207,6 @@ func verdictChanges(plan []paperPlan, none, coupled *reproColumn) string {
 		fmt.Fprintf(&b, "| %s | %s vs %s | %s | %s | %s | **%s** (%s; %s; %s) | **%s** (%s; %s; %s) |\n",
 			reproMdCell(u.c.text), u.c.sched, u.baseline, u.c.metric.name, claimed, paperCoupling(plan, u.c.paper), u.verdict, uc, um, us, k.verdict, kc, km, ks)
 	}
-	b.WriteString("\nA verdict can also change between two runs of the same column, because goroutine timing varies (see above): where the overall change hardly moves and only one scenario's confidence intervals separate or stop separating, read a change with the per-scenario tables of the claim, not as an effect of the coupling.\n")
+	b.WriteString("\nRead each change with the claim's per-scenario tables below. The rule counts two confidence intervals as separate whenever |X − B| exceeds their summed half-widths, so in a scenario whose runs are nearly identical (half-widths near 0) a difference of microseconds separates them, and a verdict can turn on that one scenario while the overall change hardly moves.\n")
 	return b.String()
 }
