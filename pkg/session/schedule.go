@@ -77,7 +77,7 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 	for range maxDecisions {
 		if !s.hasWorkLocked() {
 			if s.cfg.OpportunisticReinjection {
-				s.opportunisticLocked(now)
+				_, retryAt = s.opportunisticLocked(now)
 			}
 			return
 		}
