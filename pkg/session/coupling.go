@@ -24,8 +24,12 @@ import (
 //     whose NewReno keeps 0.7 of its window (renoBeta), not Reno's 0.5. So
 //     LIA and OLIA keep 0.7 of the window and BALIA 1.4× its own decrease
 //     (its w/2·min(α, 1.5) for β = 0.5). "reno-friendly" keeps TCP Reno's
-//     0.5, for a session that must not take more than kernel TCP. quic-go's
-//     undo of spurious losses does not undo it.
+//     0.5, for a session that must not take more than kernel TCP.
+//   - When quic-go reports that the packet whose loss caused the last
+//     reduction was acknowledged after all (a spurious loss), the window
+//     returns to its value before that reduction, as quic-go's own NewReno
+//     undoes its cutback (OnSpuriousLoss), unless the window has grown past
+//     it since. "reno-friendly" never undoes: TCP Reno without RACK does not.
 //   - On each acknowledged segment the window grows by the rule's Acked,
 //     with every path's effective window and smoothed RTT in the sums, and
 //     never passes quic-go's window (which governs when it is the smaller).
@@ -66,6 +70,16 @@ func (c *coupler) lost(i int, ps []cc.Path) float64 {
 		return w
 	}
 	return max(w*quicBeta/cc.Beta, cc.MinWindow(ps[i].MSS))
+}
+
+// undoes reports whether the rule undoes a reduction found spurious: all
+// but plain Reno ("reno-friendly", "none") do, as quic-go's NewReno does.
+func (c *coupler) undoes() bool {
+	switch c.rule.Name() {
+	case "reno-friendly", "none":
+		return false
+	}
+	return true
 }
 
 // snapshotLocked fills c.paths with every path's effective window and RTT;
@@ -112,15 +126,29 @@ func (s *Session) ccLossesLocked() {
 		if p == nil {
 			continue
 		}
-		p.tr.mu.Lock()
-		n, lost, sent := p.tr.packetsLost, p.tr.lastLost, p.tr.lastSent
-		p.tr.mu.Unlock()
 		w := &p.window
+		p.tr.mu.Lock()
+		n, lost, sent, before := p.tr.packetsLost, p.tr.lastLost, p.tr.lastSent, p.tr.lossCwnd
+		spurious := w.undo > 0 && p.tr.wasSpurious(w.cutBy)
+		p.tr.mu.Unlock()
+		if spurious {
+			if s.cc.undoes() {
+				w.bytes = max(w.bytes, w.undo)
+				s.stats.ccUndos++
+			}
+			w.undo = 0
+		}
 		if n == 0 || w.coupled && lost <= w.cutPN {
 			continue // no loss, or one of a congestion event already answered
 		}
-		w.cutPN = sent
+		w.cutPN, w.cutBy = sent, lost
 		ps := s.ccSnapshotLocked()
+		if before > 0 {
+			// The window before the loss: quic-go has already cut its own
+			// by now, and the rule must not cut that cut again.
+			ps[p.slot].Window = min(w.bytes, float64(before))
+		}
+		w.undo = ps[p.slot].Window
 		w.bytes = s.cc.lost(p.slot, ps)
 		w.coupled = true
 		w.l1, w.l2 = w.l2, 0 // OLIA's bytes between the last two losses, and since the last

@@ -73,3 +73,48 @@ func TestCouplingLossEpochs(t *testing.T) {
 		t.Error("an unknown coupling was accepted")
 	}
 }
+
+// The coupled window's reduction and its undo, fed quic-go's own qlog
+// events in quic-go's order: it reports the loss, then reduces its window
+// (0.7), then reports the new window. Worked by hand, LIA, quic-go window
+// 100,000 bytes before the loss: the coupled window is cut from the window
+// before quic-go's cut, 100,000 × 0.7 = 70,000 (not 70,000 × 0.7 = 49,000,
+// which is quic-go's reduction twice). When quic-go then reports that lost
+// packet acknowledged after all (recovery:spurious_loss), LIA's window
+// returns to 100,000, as quic-go's NewReno undoes its own cutback
+// (OnSpuriousLoss); "reno-friendly" keeps its cut (50,000): TCP Reno does
+// not undo.
+func TestCouplingCutOnceAndUndo(t *testing.T) {
+	for _, tc := range []struct {
+		rule           string
+		afterCut, undo float64
+	}{{"lia", 70_000, 100_000}, {"reno-friendly", 50_000, 50_000}} {
+		sp := newScriptedPeer(t, &Config{Coupling: tc.rule})
+		s, a := sp.s, sp.p
+		a.window.init()
+		rec := func(e qlog.MetricsUpdated) { a.tr.RecordEvent(e) }
+		rec(qlog.MetricsUpdated{SmoothedRTT: 10 * time.Millisecond, MinRTT: 10 * time.Millisecond, CongestionWindow: 100_000})
+		for pn := range qlog.PacketNumber(50) {
+			a.tr.RecordEvent(qlog.PacketSent{Header: qlog.PacketHeader{PacketType: qlog.PacketType1RTT, PacketNumber: pn}, Raw: qlog.RawInfo{Length: 1200}})
+		}
+		a.tr.RecordEvent(qlog.PacketLost{Header: qlog.PacketHeader{PacketType: qlog.PacketType1RTT, PacketNumber: 20}})
+		rec(qlog.MetricsUpdated{CongestionWindow: 70_000}) // quic-go's own reduction
+		s.mu.Lock()
+		s.ccLossesLocked()
+		cut := a.window.bytes
+		s.mu.Unlock()
+		a.tr.RecordEvent(qlog.SpuriousLoss{PacketNumber: 20})
+		s.mu.Lock()
+		s.ccLossesLocked()
+		undone := a.window.bytes
+		st := s.stats
+		s.mu.Unlock()
+		if cut != tc.afterCut || undone != tc.undo {
+			t.Errorf("%s: after the loss %v (want %v), after the spurious-loss report %v (want %v)", tc.rule, cut, tc.afterCut, undone, tc.undo)
+		}
+		if st.ccCuts != 1 || (st.ccUndos == 1) != (tc.undo > tc.afterCut) {
+			t.Errorf("%s: %d cuts, %d undos", tc.rule, st.ccCuts, st.ccUndos)
+		}
+		sp.close()
+	}
+}

@@ -23,6 +23,7 @@ type counters struct {
 	pings           uint64 // pings sent on silent paths (client)
 	penalised       uint64 // session-window halvings of paths that held up the peer's window
 	ccCuts          uint64 // coupled-window reductions on loss events
+	ccUndos         uint64 // coupled-window reductions undone (the loss was spurious)
 	rejoins         uint64 // paths joined again after an outage (client)
 }
 
@@ -57,6 +58,7 @@ type Stats struct {
 	AckRequests       uint64 // times the sender asked for an Ack it presumed lost
 	Pings             uint64 // pings sent to probe silent paths (client)
 	CouplingCuts      uint64 // reductions of coupled windows on loss events (Config.Coupling)
+	CouplingUndos     uint64 // of those, reductions undone because quic-go found the loss spurious
 	Penalisations     uint64 // halvings of a path's session window because it held up the peer's window (Config.OpportunisticReinjection)
 	Rejoins           uint64 // paths joined again with a fresh connection after an outage (client)
 	PacketsLost       uint64 // QUIC packets lost on all current paths
@@ -110,6 +112,7 @@ func (s *Session) Stats() Stats {
 		Pings:             s.stats.pings,
 		Penalisations:     s.stats.penalised,
 		CouplingCuts:      s.stats.ccCuts,
+		CouplingUndos:     s.stats.ccUndos,
 		Rejoins:           s.stats.rejoins,
 		UnackedSegments:   uint64(len(s.snd.segs)),
 		SendBufferedBytes: uint64(s.snd.pend.Len()),

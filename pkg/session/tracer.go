@@ -23,12 +23,16 @@ type tracer struct {
 	ptoCount    uint32
 	packetsSent uint64
 	packetsLost uint64
-	lossRate    float64             // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
-	lastRecv    time.Time           // last packet received on the connection
-	gap         time.Duration       // EWMA (1/8) of the time between received packets (gaps of 1 s or more left out)
-	lastSent    qlog.PacketNumber   // largest 1-RTT packet number sent
-	lastLost    qlog.PacketNumber   // largest 1-RTT packet number declared lost
-	sizes       *[sizeRing]sentSize // allocated with the first 1-RTT packet: a connection that never completes its handshake costs little
+	lossRate    float64                         // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
+	lastRecv    time.Time                       // last packet received on the connection
+	gap         time.Duration                   // EWMA (1/8) of the time between received packets (gaps of 1 s or more left out)
+	lastSent    qlog.PacketNumber               // largest 1-RTT packet number sent
+	lastLost    qlog.PacketNumber               // largest 1-RTT packet number declared lost
+	epochPN     qlog.PacketNumber               // largest packet sent when the current loss epoch began
+	lossCwnd    int                             // cwnd when the epoch's first loss was reported: before quic-go's own reduction, bytes
+	spurious    [spuriousRing]qlog.PacketNumber // the last packets quic-go found lost spuriously (acknowledged after all), -1: none
+	nSpurious   uint64                          // spurious losses reported; spurious[nSpurious%spuriousRing] is next
+	sizes       *[sizeRing]sentSize             // allocated with the first 1-RTT packet: a connection that never completes its handshake costs little
 	wake        chan struct{}
 	fwd         qlogwriter.Recorder // optional qlog file
 }
@@ -39,9 +43,21 @@ type sentSize struct {
 }
 
 const (
-	sizeRing   = 4096 // sent 1-RTT packets whose sizes are remembered for loss accounting
-	lossWindow = 256  // packets in the loss-rate EWMA
+	sizeRing     = 4096 // sent 1-RTT packets whose sizes are remembered for loss accounting
+	lossWindow   = 256  // packets in the loss-rate EWMA
+	spuriousRing = 8    // spurious-loss reports remembered for the coupled window's undo
 )
+
+// wasSpurious reports whether quic-go reported packet pn lost spuriously
+// among its last spuriousRing reports. Called with t.mu held.
+func (t *tracer) wasSpurious(pn qlog.PacketNumber) bool {
+	for i := range min(t.nSpurious, spuriousRing) {
+		if t.spurious[i] == pn {
+			return true
+		}
+	}
+	return false
+}
 
 func (t *tracer) setWake(c chan struct{}) {
 	t.mu.Lock()
@@ -92,6 +108,11 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 		}
 	case qlog.PacketLost:
 		if ev.Header.PacketType == qlog.PacketType1RTT {
+			if t.packetsLost == 0 || ev.Header.PacketNumber > t.epochPN {
+				// quic-go reports the loss before it reduces its window
+				// (one reduction per epoch, as its largestSentAtLastCutback).
+				t.epochPN, t.lossCwnd = t.lastSent, t.cwnd
+			}
 			t.packetsLost++
 			t.lastLost = max(t.lastLost, ev.Header.PacketNumber)
 			t.lossRate += 1.0 / lossWindow
@@ -101,6 +122,10 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 			}
 			wake = true
 		}
+	case qlog.SpuriousLoss: // only 1-RTT packets are checked for spurious loss
+		t.spurious[t.nSpurious%spuriousRing] = ev.PacketNumber
+		t.nSpurious++
+		wake = true
 	case qlog.PacketReceived:
 		now := time.Now()
 		if gap := now.Sub(t.lastRecv); !t.lastRecv.IsZero() && gap < time.Second {

@@ -21,6 +21,8 @@ type sessWindow struct {
 	// Coupled congestion control (coupling.go).
 	coupled bool              // the rule governs the window (after the first loss)
 	cutPN   qlog.PacketNumber // the largest packet sent at the last reduction
+	cutBy   qlog.PacketNumber // the lost packet that caused the last reduction
+	undo    float64           // the window before the last reduction, bytes; 0: nothing to undo
 	l1, l2  float64           // bytes acknowledged between the last two losses, and since the last (OLIA)
 }
 
