@@ -23,8 +23,9 @@ import (
 //     single-path flows this session competes with by default are quic-go's,
 //     whose NewReno keeps 0.7 of its window (renoBeta), not Reno's 0.5. So
 //     LIA and OLIA keep 0.7 of the window and BALIA 1.4× its own decrease
-//     (its w/2·min(α, 1.5) for β = 0.5). "reno-friendly" keeps TCP Reno's
-//     0.5, for a session that must not take more than kernel TCP.
+//     (its w/2·min(α, 1.5) for β = 0.5). "reno-friendly", and any rule with
+//     Config.RenoFriendly, keeps TCP Reno's 0.5 (BALIA: its own decrease
+//     unscaled), for a session that must not take more than kernel TCP.
 //   - When quic-go reports that the packet whose loss caused the last
 //     reduction was acknowledged after all (a spurious loss), the window
 //     returns to its value before that reduction, as quic-go's own NewReno
@@ -40,14 +41,16 @@ import (
 // coupler is the session's coupling state, guarded by Session.mu.
 type coupler struct {
 	rule  cc.Coupling             // nil: no coupling
+	reno  bool                    // Config.RenoFriendly: Reno's decrease, never undone
 	paths [sched.MaxPaths]cc.Path // scratch, by slot
 }
 
 func (c *coupler) init(cfg Config) error {
 	name := cfg.Coupling
-	if name == "" && cfg.RenoFriendly {
+	if (name == "" || name == "none") && cfg.RenoFriendly {
 		name = "reno-friendly"
 	}
+	c.reno = cfg.RenoFriendly
 	if name == "" || name == "none" {
 		return nil
 	}
@@ -65,6 +68,9 @@ const quicBeta = 0.7
 // ("reno-friendly", "none").
 func (c *coupler) lost(i int, ps []cc.Path) float64 {
 	w := c.rule.Lost(i, ps)
+	if c.reno {
+		return w
+	}
 	switch c.rule.Name() {
 	case "reno-friendly", "none":
 		return w
@@ -73,8 +79,12 @@ func (c *coupler) lost(i int, ps []cc.Path) float64 {
 }
 
 // undoes reports whether the rule undoes a reduction found spurious: all
-// but plain Reno ("reno-friendly", "none") do, as quic-go's NewReno does.
+// but plain Reno ("reno-friendly", "none", or any rule with RenoFriendly)
+// do, as quic-go's NewReno does.
 func (c *coupler) undoes() bool {
+	if c.reno {
+		return false
+	}
 	switch c.rule.Name() {
 	case "reno-friendly", "none":
 		return false

@@ -82,14 +82,16 @@ func TestCouplingLossEpochs(t *testing.T) {
 // which is quic-go's reduction twice). When quic-go then reports that lost
 // packet acknowledged after all (recovery:spurious_loss), LIA's window
 // returns to 100,000, as quic-go's NewReno undoes its own cutback
-// (OnSpuriousLoss); "reno-friendly" keeps its cut (50,000): TCP Reno does
-// not undo.
+// (OnSpuriousLoss); "reno-friendly", and OLIA in the TCP-friendly mode
+// (Config.RenoFriendly: Reno's β = 0.5, unscaled), keep their cut (50,000):
+// TCP Reno does not undo.
 func TestCouplingCutOnceAndUndo(t *testing.T) {
 	for _, tc := range []struct {
 		rule           string
+		reno           bool
 		afterCut, undo float64
-	}{{"lia", 70_000, 100_000}, {"reno-friendly", 50_000, 50_000}} {
-		sp := newScriptedPeer(t, &Config{Coupling: tc.rule})
+	}{{"lia", false, 70_000, 100_000}, {"reno-friendly", false, 50_000, 50_000}, {"olia", true, 50_000, 50_000}, {"", true, 50_000, 50_000}} {
+		sp := newScriptedPeer(t, &Config{Coupling: tc.rule, RenoFriendly: tc.reno})
 		s, a := sp.s, sp.p
 		a.window.init()
 		rec := func(e qlog.MetricsUpdated) { a.tr.RecordEvent(e) }
@@ -110,7 +112,7 @@ func TestCouplingCutOnceAndUndo(t *testing.T) {
 		st := s.stats
 		s.mu.Unlock()
 		if cut != tc.afterCut || undone != tc.undo {
-			t.Errorf("%s: after the loss %v (want %v), after the spurious-loss report %v (want %v)", tc.rule, cut, tc.afterCut, undone, tc.undo)
+			t.Errorf("%q (RenoFriendly %v): after the loss %v (want %v), after the spurious-loss report %v (want %v)", tc.rule, tc.reno, cut, tc.afterCut, undone, tc.undo)
 		}
 		if st.ccCuts != 1 || (st.ccUndos == 1) != (tc.undo > tc.afterCut) {
 			t.Errorf("%s: %d cuts, %d undos", tc.rule, st.ccCuts, st.ccUndos)

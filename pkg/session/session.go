@@ -121,7 +121,12 @@ type Config struct {
 	// alone, the default), "lia", "olia", "balia", or "reno-friendly"
 	// (standard Reno's response on each path: halve on loss, no undo).
 	Coupling string
-	// RenoFriendly is Coupling "reno-friendly" when Coupling is empty.
+	// RenoFriendly is the TCP-friendly mode: every path gets a session
+	// window that reacts to loss as TCP Reno does (β = 0.5, never undone),
+	// even where quic-go keeps 0.7 and undoes spurious cutbacks. Alone (or
+	// with Coupling "none") it is Coupling "reno-friendly"; with a coupled
+	// rule, the rule's increase with Reno's decrease (not scaled to
+	// quic-go's 0.7) and no undo.
 	RenoFriendly bool
 }
 
