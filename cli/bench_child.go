@@ -32,7 +32,7 @@ const (
 
 // runVirtual splits jobs over parallel child processes.
 func runVirtual(jobs []job, parallel int, collect func(job, metrics.Result)) error {
-	self, err := os.Executable()
+	self, err := selfExe()
 	if err != nil {
 		return err
 	}
@@ -69,6 +69,18 @@ func runVirtual(jobs []job, parallel int, collect func(job, metrics.Result)) err
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// selfExe is the executable the children run: on Linux /proc/self/exe,
+// which names this process's own image even after the file on disk was
+// rebuilt (a `make build` during a long `make reproduce` once made the
+// later runs of a matrix use another binary); elsewhere os.Executable.
+func selfExe() (string, error) {
+	const proc = "/proc/self/exe"
+	if _, err := os.Stat(proc); err == nil {
+		return proc, nil
+	}
+	return os.Executable()
 }
 
 // runChild runs one child and collects its results; jobs the child did not
