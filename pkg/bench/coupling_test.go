@@ -72,8 +72,8 @@ func pathShare(res metrics.Result, i int) float64 {
 // bottleneck against one single-path quic-go flow: with coupling the
 // session gets at most 1.25× the competitor, and less than it takes
 // uncoupled. (Goal 1, "at least as well as a single path flow", is not met
-// yet: the coupled session gets 0.5-0.7 of the competitor here; the
-// closing note of the coupling issue has the figures.)
+// yet: over 8 seeds the coupled session gets 0.73 (balia), 0.77 (lia) and
+// 0.87 (olia) of the competitor here; docs/coupling.md has the figures.)
 func TestCouplingSharedBottleneck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four 30 s runs")
@@ -90,6 +90,12 @@ func TestCouplingSharedBottleneck(t *testing.T) {
 		}
 		if ratio > 1.25 || ratio >= uncoupled {
 			t.Errorf("%s: ratio %.2f, want ≤ 1.25 and below the uncoupled %.2f", c, ratio, uncoupled)
+		}
+		// The issue asks Jain's index ≥ 0.95 with coupling; over 8 seeds
+		// the means are 0.974-0.989 (docs/coupling.md), single runs 0.947
+		// at worst, so one run is held to 0.93.
+		if j < 0.93 {
+			t.Errorf("%s: Jain's index %.3f, want ≥ 0.93", c, j)
 		}
 	}
 }
