@@ -163,3 +163,32 @@ func TestInboxTurnsEager(t *testing.T) {
 		}
 	})
 }
+
+// Packets towards an address where nobody reads do not pile up: a sender
+// that finds lazyBacklog packets due hands them over (here: dropped, since
+// no Conn listens there), whether they were lost on the way or not.
+func TestInboxBacklogBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := New(1)
+		defer n.Close()
+		a, _ := n.Listen(addrA)
+		l, err := n.Connect(addrA, addrB, LinkConfig{Loss: 0.5}, LinkConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := net.UDPAddrFromAddrPort(addrB)
+		for range 3 * lazyBacklog {
+			a.WriteTo(make([]byte, 100), dst)
+		}
+		l.ab.mu.Lock()
+		held := l.ab.n
+		l.ab.mu.Unlock()
+		if held > lazyBacklog+1 {
+			t.Errorf("link holds %d packets, want at most %d", held, lazyBacklog+1)
+		}
+		ab, _ := l.Stats()
+		if got := ab.DroppedRecv + ab.DroppedLoss; got != 3*lazyBacklog {
+			t.Errorf("dropped %d at the receiver + %d lost, want %d in all", ab.DroppedRecv, ab.DroppedLoss, 3*lazyBacklog)
+		}
+	})
+}

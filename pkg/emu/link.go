@@ -291,11 +291,11 @@ func (d *dir) send(rt *hopRoute, hop int, p []byte, owned *[]byte) {
 	now, head := d.enter(rt, hop, p, owned)
 	eager, backlog := d.eager, d.n > lazyBacklog
 	d.mu.Unlock()
-	if eager || head == never {
+	if eager {
 		return
 	}
 	// Lazy: the receiver's reader may be asleep until a later packet.
-	if c := rt.inbox.conn.Load(); c != nil {
+	if c := rt.inbox.conn.Load(); c != nil && head != never {
 		c.poke(head, now)
 	}
 	if backlog {
