@@ -16,6 +16,12 @@ import (
 // couplingRun runs scenario name with the sender's coupling and returns the
 // Result, which must hold the fairness figures of its cross traffic.
 func couplingRun(t *testing.T, name, coupling string, seed int64) metrics.Result {
+	res, _ := couplingRunDetail(t, name, coupling, seed)
+	return res
+}
+
+// couplingRunDetail is couplingRun with the sessions' statistics.
+func couplingRunDetail(t *testing.T, name, coupling string, seed int64) (metrics.Result, *Detail) {
 	s, err := scenario.Get(name)
 	if err != nil {
 		t.Fatal(err)
@@ -26,9 +32,10 @@ func couplingRun(t *testing.T, name, coupling string, seed int64) metrics.Result
 	}
 	r.SessionConfig = &session.Config{Coupling: coupling}
 	var res metrics.Result
+	var det *Detail
 	synctest.Test(t, func(t *testing.T) {
 		var err error
-		res, _, err = Transfer(context.Background(), r)
+		res, det, err = Transfer(context.Background(), r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +46,7 @@ func couplingRun(t *testing.T, name, coupling string, seed int64) metrics.Result
 	if len(res.CrossGoodputBps) > 0 && res.Fairness == nil {
 		t.Fatalf("%s %s: cross goodput %v but no fairness figures", name, coupling, res.CrossGoodputBps)
 	}
-	return res
+	return res, det
 }
 
 // mbps formats rates in bits/s as Mbit/s, two decimals each.
@@ -80,10 +87,15 @@ func TestCouplingSharedBottleneck(t *testing.T) {
 	}
 	var uncoupled float64
 	for _, c := range []string{"none", "lia", "olia", "balia"} {
-		res := couplingRun(t, "rfc6356-shared", c, 1)
+		res, det := couplingRunDetail(t, "rfc6356-shared", c, 1)
 		sess, comp := res.GoodputBps, res.CrossGoodputBps[0]
 		ratio, j := res.Fairness.Ratio, res.Fairness.Jain
-		t.Logf("%-6s session %.2f Mbit/s, competitor %.2f Mbit/s, ratio %.2f, Jain %.3f, per path %v", c, sess/1e6, comp/1e6, ratio, j, res.PerPathBytes)
+		st := det.Server
+		t.Logf("%-6s session %.2f Mbit/s, competitor %.2f Mbit/s, ratio %.2f, Jain %.3f, per path %v; coupled window in force for %d bytes acked, the smaller of the two windows for %.0f%% of them",
+			c, sess/1e6, comp/1e6, ratio, j, res.PerPathBytes, st.CoupledAcked, 100*float64(st.CoupledGoverned)/float64(max(st.CoupledAcked, 1)))
+		if c != "none" && (st.CouplingCuts == 0 || st.CoupledAcked == 0) {
+			t.Errorf("%s: %d coupled cuts, %d bytes acked under the coupled window: the coupling never engaged", c, st.CouplingCuts, st.CoupledAcked)
+		}
 		if c == "none" {
 			uncoupled = ratio
 			continue

@@ -121,6 +121,10 @@ func (s *Session) ccAckedLocked(p *path, n uint64, cwnd uint64) {
 	if s.cc.rule == nil || !w.coupled {
 		return
 	}
+	s.stats.ccAcked += n
+	if w.bytes < float64(cwnd) {
+		s.stats.ccGoverned += n
+	}
 	ps := s.ccSnapshotLocked()
 	w.bytes += s.cc.rule.Acked(p.slot, float64(n), ps)
 	w.bytes = min(max(w.bytes, cc.MinWindow(float64(s.snd.segSize))), float64(max(cwnd, 1)))

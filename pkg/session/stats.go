@@ -24,6 +24,8 @@ type counters struct {
 	penalised       uint64 // session-window halvings of paths that held up the peer's window
 	ccCuts          uint64 // coupled-window reductions on loss events
 	ccUndos         uint64 // coupled-window reductions undone (the loss was spurious)
+	ccAcked         uint64 // bytes acknowledged on paths whose coupled window is in force
+	ccGoverned      uint64 // of those, bytes acknowledged while the coupled window was below quic-go's
 	rejoins         uint64 // paths joined again after an outage (client)
 }
 
@@ -59,6 +61,8 @@ type Stats struct {
 	Pings             uint64 // pings sent to probe silent paths (client)
 	CouplingCuts      uint64 // reductions of coupled windows on loss events (Config.Coupling)
 	CouplingUndos     uint64 // of those, reductions undone because quic-go found the loss spurious
+	CoupledAcked      uint64 // bytes acknowledged on paths whose coupled window is in force (after their first loss)
+	CoupledGoverned   uint64 // of CoupledAcked, bytes acknowledged while the coupled window was the smaller of the two (it governed, not quic-go's)
 	Penalisations     uint64 // halvings of a path's session window because it held up the peer's window (Config.OpportunisticReinjection)
 	Rejoins           uint64 // paths joined again with a fresh connection after an outage (client)
 	PacketsLost       uint64 // QUIC packets lost on all current paths
@@ -113,6 +117,8 @@ func (s *Session) Stats() Stats {
 		Penalisations:     s.stats.penalised,
 		CouplingCuts:      s.stats.ccCuts,
 		CouplingUndos:     s.stats.ccUndos,
+		CoupledAcked:      s.stats.ccAcked,
+		CoupledGoverned:   s.stats.ccGoverned,
 		Rejoins:           s.stats.rejoins,
 		UnackedSegments:   uint64(len(s.snd.segs)),
 		SendBufferedBytes: uint64(s.snd.pend.Len()),
