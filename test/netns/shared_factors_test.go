@@ -25,12 +25,14 @@ func requireFactors(t *testing.T) {
 // TestSharedBottleneckFactors isolates single-path factors on the shared
 // bottleneck of TestSharedBottleneckFairness: one flow on path 1 (20 ms,
 // the competitor's RTT) against the TCP reno competitor on path 3, as
-// (a) TCP reno (the control), (b) a one-path session with quic-go's
+// (a) TCP reno (the control), (a') plain quic-go (HTTP/3 through the
+// server's -h3-addr, no session), (b) a one-path session with quic-go's
 // NewReno alone (-coupling none: β 0.7, undo of spurious losses, 32-packet
 // initial window, pacing), (c) the same with -reno-friendly (a session
 // window that halves on every loss event and is never undone). Before the
-// cases, a one-path session downloads alone: whether the user-space
-// sender can fill the bottleneck on this machine at all. Reported as the
+// cases, a one-path session and then plain quic-go download alone:
+// whether the user-space senders can fill the bottleneck on this machine
+// at all. Reported as the
 // fairness test is; asserted: the same sanity checks.
 //
 //	MPQ_NETNS=1 go test -count=1 -v -run TestSharedBottleneckFactors ./test/netns/
@@ -39,12 +41,13 @@ func TestSharedBottleneckFactors(t *testing.T) {
 	requireFactors(t)
 	cases := []sharedCase{
 		{name: "tcp-reno", kind: "tcp"},
+		{name: "quic-go-1p", kind: "quic"},
 		{name: "session-1p-none", kind: "session", coupling: "none", paths: 1},
 		{name: "session-1p-rf", kind: "session", coupling: "none", renoFriendly: true, paths: 1},
 		{name: "session-2p-none", kind: "session", coupling: "none", paths: 2},
 	}
 	if os.Getenv("MPQ_SESSION_BIN") != "" { // binaries that may predate -coupling
-		cases = slices.DeleteFunc(cases, func(c sharedCase) bool { return len(c.couplingFlags()) > 0 })
+		cases = slices.DeleteFunc(cases, func(c sharedCase) bool { return len(c.couplingFlags()) > 0 || c.kind == "quic" })
 	}
 	alone := func(se *sharedEnv) {
 		c := sharedCase{name: "session-1p-alone", kind: "session", coupling: "none", paths: 1}
@@ -55,6 +58,14 @@ func TestSharedBottleneckFactors(t *testing.T) {
 			t.Errorf("session alone: %v %+v", err, res)
 		}
 		t.Logf("RESULT session-1p alone: %.2f Mbit/s, %d lost/retransmitted", res.GoodputBps/1e6, res.RetransPackets)
+		if os.Getenv("MPQ_SESSION_BIN") != "" {
+			return
+		}
+		q, err := se.quicFlow(t)
+		if err != nil || !q.SHA256OK {
+			t.Errorf("quic-go alone: %v %+v", err, q)
+		}
+		t.Logf("RESULT quic-go-1p alone: %.2f Mbit/s", q.GoodputBps/1e6)
 	}
 	runSharedCases(t, cases, sharedRuns(t), nil, alone)
 }

@@ -26,6 +26,7 @@ const (
 	sharedAloneFile = "shared8"        // the competitor alone: the bottleneck's check
 	sharedAloneSize = 8 << 20          // bytes
 	tcpPort         = "4433"           // mptcp-baseline serve
+	h3Port          = "4444"           // mpquic-server's single-path baseline (-h3-addr)
 )
 
 // sharedRuns is how many runs each case gets, alternating the start order
@@ -44,7 +45,7 @@ func sharedRuns(t *testing.T) int {
 // sharedCase is a flow that competes with the TCP reno flow on path 3.
 type sharedCase struct {
 	name         string
-	kind         string // "tcp" (plain TCP on path 1), "mptcp" (kernel MPTCP on paths 1 and 2) or "session"
+	kind         string // "tcp" (plain TCP on path 1), "mptcp" (kernel MPTCP on paths 1 and 2), "session", or "quic" (plain quic-go on path 1: mpquic-client h3-get)
 	coupling     string // session: -coupling
 	renoFriendly bool   // session: -reno-friendly
 	paths        int    // session: paths 1..paths
@@ -115,6 +116,25 @@ func TestSharedBottleneckFairness(t *testing.T) {
 // not nil) runs after the bottleneck's check, with the servers up.
 func runSharedCases(t *testing.T, cases []sharedCase, n int, judge func(*testing.T, map[string][]*sharedRun), extra func(*sharedEnv)) {
 	t.Helper()
+	// Every flow's client and server run in the real-time class (MPQ_RT,
+	// netns_test.go's priority): with the machine's load average at 11-32
+	// on 2 cores, user-space QUIC at niceness -10 alone reached only 10-14
+	// of the bottleneck's 19.1 Mbit/s while kernel TCP reached 18.6-18.8,
+	// so the ratios measured the CPU, not congestion control. In the rt
+	// class both reached 18.4-18.8 alone. MPQ_RT=0 turns it off.
+	if os.Getenv("MPQ_RT") == "" {
+		t.Setenv("MPQ_RT", "10")
+	}
+	// The test's own threads too: its interface sampler, starved at
+	// normal priority, stamped late samples and made two flows "receive"
+	// 20.4-21.5 Mbit/s through the 20 Mbit/s bottleneck.
+	if rt := os.Getenv("MPQ_RT"); rt != "0" {
+		pid := strconv.Itoa(os.Getpid())
+		if out, err := exec.Command("chrt", "-a", "-r", "-p", rt, pid).CombinedOutput(); err != nil {
+			t.Fatalf("chrt -a -r -p %s %s: %v %s", rt, pid, err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("chrt", "-a", "-o", "-p", "0", pid).Run() })
+	}
 	if v := os.Getenv("MPQ_CASES"); v != "" { // an investigation knob: only these cases
 		names := strings.Split(v, ",")
 		cases = slices.DeleteFunc(slices.Clone(cases), func(c sharedCase) bool { return !slices.Contains(names, c.name) })
@@ -158,7 +178,7 @@ func runSharedCases(t *testing.T, cases []sharedCase, n int, judge func(*testing
 	for _, c := range cases {
 		var stop func()
 		var srvLog *syncBuffer
-		if c.kind == "session" {
+		if c.kind == "session" || c.kind == "quic" {
 			stop, srvLog = se.startSessionServer(t, c)
 		}
 		for i := 0; i < n; i++ {
@@ -167,7 +187,7 @@ func runSharedCases(t *testing.T, cases []sharedCase, n int, judge func(*testing
 		}
 		if stop != nil {
 			want := fmt.Sprintf("coupling %s, reno-friendly %v", c.coupling, c.renoFriendly)
-			if os.Getenv("MPQ_SESSION_BIN") == "" && !strings.Contains(srvLog.String(), want) {
+			if c.kind == "session" && os.Getenv("MPQ_SESSION_BIN") == "" && !strings.Contains(srvLog.String(), want) {
 				t.Errorf("%s: the server's log lacks %q", c.name, want)
 			}
 			stop()
@@ -188,8 +208,8 @@ func runSharedCases(t *testing.T, cases []sharedCase, n int, judge func(*testing
 	for _, c := range cases {
 		summary = append(summary, summarize(c.name, byCase[c.name]))
 	}
-	t.Logf("SHARED BOTTLENECK (20 Mbit/s tbf, 50 ms drop-tail; competitor TCP reno on 20 ms; %d MiB each, %v apart; TCP reno alone %.2f Mbit/s; load average at the start %s, at the end %s):\n%s\n%s",
-		sharedSize>>20, sharedStagger, alone.GoodputBps/1e6, load0, loadAvg(), strings.Join(lines, "\n"), strings.Join(summary, "\n"))
+	t.Logf("SHARED BOTTLENECK (20 Mbit/s tbf, 50 ms drop-tail; competitor TCP reno on 20 ms; %d MiB each, %v apart; TCP reno alone %.2f Mbit/s; MPQ_RT=%s; load average at the start %s, at the end %s):\n%s\n%s",
+		sharedSize>>20, sharedStagger, alone.GoodputBps/1e6, os.Getenv("MPQ_RT"), load0, loadAvg(), strings.Join(lines, "\n"), strings.Join(summary, "\n"))
 	if judge != nil && !t.Failed() {
 		judge(t, byCase)
 	}
@@ -209,6 +229,8 @@ func (se *sharedEnv) runShared(t *testing.T, c sharedCase, oursFirst bool) *shar
 			r.ours, r.oursErr = se.tcpFlow(t, 1, sharedFile, nil)
 		case "mptcp":
 			r.ours, r.oursErr = se.mptcpFlow(t)
+		case "quic":
+			r.ours, r.oursErr = se.quicFlow(t)
 		default:
 			r.ours, r.oursErr = se.sessionFlow(t, c)
 		}
@@ -282,7 +304,8 @@ func (se *sharedEnv) mptcpFlow(t *testing.T) (metrics.Result, error) {
 func (se *sharedEnv) startSessionServer(t *testing.T, c sharedCase) (stop func(), log *syncBuffer) {
 	t.Helper()
 	args := []string{"-dir", se.dataDir, "-addr", netem.ServerAddr + ":" + mpquicPort, "-scheduler", "minrtt",
-		"-cert", filepath.Join(se.certDir, "cert.pem"), "-key", filepath.Join(se.certDir, "key.pem"), "-name", certName}
+		"-cert", filepath.Join(se.certDir, "cert.pem"), "-key", filepath.Join(se.certDir, "key.pem"), "-name", certName,
+		"-h3-addr", netem.ServerAddr + ":" + h3Port}
 	args = append(args, c.couplingFlags()...)
 	if d := os.Getenv("MPQ_QLOG"); d != "" { // an investigation knob: the server's qlog per path connection
 		args = append(args, "-qlog", filepath.Join(d, c.name))
@@ -340,11 +363,22 @@ func sessionBin(bin string) string {
 	return bin
 }
 
+// quicFlow downloads sharedFile over one plain quic-go connection on path
+// 1 (HTTP/3, the server's -h3-addr): quic-go's own congestion control with
+// no session above it.
+func (se *sharedEnv) quicFlow(t *testing.T) (metrics.Result, error) {
+	t.Helper()
+	args := []string{"-h3-addr", netem.ServerAddr + ":" + h3Port, "-ca", filepath.Join(se.certDir, "cert.pem"), "-server-name", certName,
+		"-paths", netem.ClientAddr(1), "-scenario", se.spec.Name, "-timeout", "2m", "-q", "h3-get", "/" + sharedFile, "-o", "/dev/null"}
+	res, _, err := clientIn(t, se.spec.ClientNS(), filepath.Join(se.bin, "mpquic-client"), args, nil)
+	return res, err
+}
+
 // Sanity bounds of every run.
 const (
 	minFlowShare = 0.01 // each flow's window rate, fraction of the bottleneck
 	minFill      = 0.6  // both flows together, fraction of the bottleneck (L2): 77-99% measured with the machine's load average at 11-21
-	maxFill      = 1.02
+	maxFill      = 1.03 // 10 ms samples at the window's ends, and tbf's 20 kB burst
 )
 
 // checkSharedRun applies the sanity checks to run n and returns its line.
@@ -451,11 +485,35 @@ func medianRatio(rs []*sharedRun) float64 {
 	return median(x)
 }
 
-// checkSharedTarget is filled in once the figures are known (see the
-// report): the issue's target and the bound the test holds.
+// checkSharedTarget reports the issue's target and asserts the bound the
+// session meets today.
+//
+// The target, "with coupling and the TCP-friendly mode, the session's
+// ratio is no worse than kernel MPTCP's", was not met when this test was
+// written (rt class, 4 runs each, median ratio and range): session olia +
+// reno-friendly 1.41 (0.52-7.63) against kernel MPTCP 1.09 (0.78-1.89);
+// olia 1.39 (0.80-4.79), none 2.97 (1.30-5.35), TCP control 0.97
+// (0.55-3.18). The session ignores RenoFriendly once Coupling names a rule
+// (pkg/session/coupling.go), so olia + reno-friendly is olia's decrease
+// scaled to β 0.7. The target is logged, not asserted. Asserted: coupling
+// lowers the session's median ratio below its uncoupled one, for olia with
+// and without the TCP-friendly mode.
 func checkSharedTarget(t *testing.T, byCase map[string][]*sharedRun) {
 	t.Helper()
-	t.Logf("median ratios: tcp-reno %.2f, kernel-mptcp %.2f, session-none %.2f, session-olia %.2f, session-olia-rf %.2f",
-		medianRatio(byCase["tcp-reno"]), medianRatio(byCase["kernel-mptcp"]), medianRatio(byCase["session-none"]),
-		medianRatio(byCase["session-olia"]), medianRatio(byCase["session-olia-rf"]))
+	tcp, mptcp := medianRatio(byCase["tcp-reno"]), medianRatio(byCase["kernel-mptcp"])
+	none, olia, rf := medianRatio(byCase["session-none"]), medianRatio(byCase["session-olia"]), medianRatio(byCase["session-olia-rf"])
+	met := "met"
+	if rf > mptcp {
+		met = "NOT met"
+	}
+	t.Logf("TARGET (session olia + reno-friendly no worse than kernel MPTCP): %s: median ratios session-olia-rf %.2f, kernel-mptcp %.2f (session-none %.2f, session-olia %.2f, tcp-reno %.2f)",
+		met, rf, mptcp, none, olia, tcp)
+	for _, c := range []struct {
+		name string
+		r    float64
+	}{{"session-olia", olia}, {"session-olia-rf", rf}} {
+		if c.r >= none {
+			t.Errorf("%s: median ratio %.2f, want below the uncoupled session's %.2f", c.name, c.r, none)
+		}
+	}
 }
