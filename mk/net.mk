@@ -37,10 +37,12 @@ net-unit:
 # multipath QUIC (minRTT, redundant), a download losing path 2 midway, path 1
 # down for 10 s beside kernel MPTCP (TestOutageRecoveryVsMPTCP), interfaces
 # that come and go under mpquic-client -paths auto (TestAutoPaths), and the
-# link checks' loudness (TestVerifyLoud). The test builds its own copies of the binaries; net-bins also puts them in
+# link checks' loudness (TestVerifyLoud), and issue 12's shared bottleneck
+# (TestSharedBottleneckFairness: TCP reno, kernel MPTCP and the session
+# none/olia/olia+reno-friendly against a TCP reno flow, about 6 min). The test builds its own copies of the binaries; net-bins also puts them in
 # $(NET_BIN) for manual runs.
 netns-test: net-deps net-bins
-	MPQ_NETNS=1 go test -count=1 -v -timeout 15m ./test/netns/
+	MPQ_NETNS=1 go test -count=1 -v -timeout 25m ./test/netns/
 
 # The closing-note figure: every scheduler, then the best one against kernel
 # MPTCP (3 alternating runs each), lossless and 0.5% loss.
