@@ -109,7 +109,9 @@ func (c *Conn) poke(at, now time.Duration) {
 // shared by all packets of a link direction: do not modify it.
 func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 	for {
-		c.inbox.settle(c.net, c.net.now(), c)
+		// c.wakeAt is never here (or lowered by a sender's poke since), so
+		// a packet sent after settle looked is not missed.
+		next := c.inbox.settle(c.net, c.net.now(), c)
 		c.mu.Lock()
 		if c.n > 0 {
 			pk := c.rx[c.head]
@@ -117,6 +119,7 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 			c.head = (c.head + 1) % len(c.rx)
 			c.n--
 			more := c.n > 0
+			c.wakeAt = never
 			c.mu.Unlock()
 			if more {
 				c.signal() // another reader may be waiting
@@ -136,10 +139,6 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 		}
 		// Sleep until a packet lands, the inbox's next packet is due, a
 		// sender pokes an earlier one, or the deadline or Close.
-		c.wakeAt = never
-		c.mu.Unlock()
-		next := c.inbox.nextDue()
-		c.mu.Lock()
 		c.wakeAt = min(c.wakeAt, next)
 		if c.wake == nil {
 			c.wake = time.NewTimer(time.Hour)
@@ -159,6 +158,7 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 		}
 		c.mu.Lock()
 		c.waiters--
+		c.wakeAt = never
 		c.mu.Unlock()
 	}
 }

@@ -114,12 +114,13 @@ func (s *inbox) update(n *Network, now time.Duration) {
 
 // settle hands every packet of the inbox's lazy dirs that is due by now to
 // its receiver, in delivery-time order across the dirs (ties: the dir
-// created first). self, if not nil, is a reader settling for itself: it is
+// created first), and returns the delivery time of the next packet they
+// hold, or never. self, if not nil, is a reader settling for itself: it is
 // not signalled.
-func (s *inbox) settle(n *Network, now time.Duration, self *Conn) {
+func (s *inbox) settle(n *Network, now time.Duration, self *Conn) time.Duration {
 	lp := s.lazy.Load()
 	if lp == nil || len(*lp) == 0 {
-		return
+		return never
 	}
 	if c := n.closedAt.Load(); c >= 0 && now > time.Duration(c) {
 		now = time.Duration(c) // a closed Network moves nothing
@@ -130,14 +131,16 @@ func (s *inbox) settle(n *Network, now time.Duration, self *Conn) {
 		d.advance(now)
 	}
 	dst := s.conn.Load()
+	next := never
 	for {
 		var first *dir
+		next = never
 		for _, d := range ds {
-			if d.n > 0 && d.ring[d.head].deliverAt <= now && (first == nil || d.ring[d.head].deliverAt < first.ring[first.head].deliverAt) {
-				first = d
+			if d.n > 0 && d.ring[d.head].deliverAt < next {
+				first, next = d, d.ring[d.head].deliverAt
 			}
 		}
-		if first == nil {
+		if next > now {
 			break
 		}
 		e := first.pop()
@@ -149,24 +152,7 @@ func (s *inbox) settle(n *Network, now time.Duration, self *Conn) {
 	for _, d := range ds {
 		d.mu.Unlock()
 	}
-}
-
-// nextDue returns the earliest delivery time among the inbox's lazy dirs, or
-// never.
-func (s *inbox) nextDue() time.Duration {
-	lp := s.lazy.Load()
-	if lp == nil {
-		return never
-	}
-	t := never
-	for _, d := range *lp {
-		d.mu.Lock()
-		if d.n > 0 {
-			t = min(t, d.ring[d.head].deliverAt)
-		}
-		d.mu.Unlock()
-	}
-	return t
+	return next
 }
 
 // land hands packet e, which has reached the last link of its route, to the
