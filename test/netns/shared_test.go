@@ -489,15 +489,20 @@ func medianRatio(rs []*sharedRun) float64 {
 // session meets today.
 //
 // The target, "with coupling and the TCP-friendly mode, the session's
-// ratio is no worse than kernel MPTCP's", was not met when this test was
-// written (rt class, 4 runs each, median ratio and range): session olia +
-// reno-friendly 1.41 (0.52-7.63) against kernel MPTCP 1.09 (0.78-1.89);
-// olia 1.39 (0.80-4.79), none 2.97 (1.30-5.35), TCP control 0.97
-// (0.55-3.18). The session ignores RenoFriendly once Coupling names a rule
-// (pkg/session/coupling.go), so olia + reno-friendly is olia's decrease
-// scaled to β 0.7. The target is logged, not asserted. Asserted: coupling
-// lowers the session's median ratio below its uncoupled one, for olia with
-// and without the TCP-friendly mode.
+// ratio is no worse than kernel MPTCP's", held in one of the two full runs
+// made when this test was written (rt class, 4 runs each, median ratio and
+// range):
+//
+//	run      olia+rf            kernel MPTCP       olia               none               TCP control
+//	first    1.41 (0.52-7.63)   1.09 (0.78-1.89)   1.39 (0.80-4.79)   2.97 (1.30-5.35)   0.97 (0.55-3.18)
+//	second   1.02 (0.71-1.41)   1.12 (0.81-1.45)   1.59 (1.05-2.44)   2.70 (1.63-4.37)   1.35 (0.58-1.85)
+//
+// The session ignores RenoFriendly once Coupling names a rule
+// (pkg/session/coupling.go), so olia + reno-friendly runs olia's decrease
+// scaled to β 0.7, as olia does: the two differ by noise. So the target is
+// logged, not asserted. Asserted: coupling lowers the session's median
+// ratio below its uncoupled one, for olia with and without the
+// TCP-friendly mode (1.02-1.59 against 2.70-2.97).
 func checkSharedTarget(t *testing.T, byCase map[string][]*sharedRun) {
 	t.Helper()
 	tcp, mptcp := medianRatio(byCase["tcp-reno"]), medianRatio(byCase["kernel-mptcp"])
