@@ -97,7 +97,11 @@ func (c *Conn) poke(at, now time.Duration) {
 	c.mu.Lock()
 	if at < c.wakeAt {
 		c.wakeAt = at
-		if c.waiters > 0 {
+		switch {
+		case c.waiters == 0:
+		case at <= now:
+			c.signal() // due already: no zero-length timer
+		default:
 			c.wake.Reset(at - now)
 		}
 	}
@@ -144,10 +148,14 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 			c.wake = time.NewTimer(time.Hour)
 			c.wake.Stop()
 		}
-		if c.wakeAt != never {
-			c.wake.Reset(c.wakeAt - c.net.now())
-		} else {
+		if c.wakeAt == never {
 			c.wake.Stop()
+		} else if d := c.wakeAt - c.net.now(); d > 0 {
+			c.wake.Reset(d)
+		} else { // due already: settle again
+			c.wakeAt = never
+			c.mu.Unlock()
+			continue
 		}
 		c.waiters++
 		c.mu.Unlock()

@@ -122,8 +122,9 @@ func (s *inbox) settle(n *Network, now time.Duration, self *Conn) time.Duration 
 	if lp == nil || len(*lp) == 0 {
 		return never
 	}
+	closed := false
 	if c := n.closedAt.Load(); c >= 0 && now > time.Duration(c) {
-		now = time.Duration(c) // a closed Network moves nothing
+		now, closed = time.Duration(c), true // a closed Network moves nothing
 	}
 	ds := *lp
 	for _, d := range ds {
@@ -151,6 +152,9 @@ func (s *inbox) settle(n *Network, now time.Duration, self *Conn) time.Duration 
 	}
 	for _, d := range ds {
 		d.mu.Unlock()
+	}
+	if closed {
+		return never
 	}
 	return next
 }
