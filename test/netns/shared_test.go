@@ -489,20 +489,22 @@ func medianRatio(rs []*sharedRun) float64 {
 // session meets today.
 //
 // The target, "with coupling and the TCP-friendly mode, the session's
-// ratio is no worse than kernel MPTCP's", held in one of the two full runs
-// made when this test was written (rt class, 4 runs each, median ratio and
-// range):
+// ratio is no worse than kernel MPTCP's" (rt class, 4 runs each, median
+// ratio and range):
 //
-//	run      olia+rf            kernel MPTCP       olia               none               TCP control
-//	first    1.41 (0.52-7.63)   1.09 (0.78-1.89)   1.39 (0.80-4.79)   2.97 (1.30-5.35)   0.97 (0.55-3.18)
-//	second   1.02 (0.71-1.41)   1.12 (0.81-1.45)   1.59 (1.05-2.44)   2.70 (1.63-4.37)   1.35 (0.58-1.85)
+//	session at   olia+rf            kernel MPTCP       olia               none               TCP control
+//	a55a26e      1.41 (0.52-7.63)   1.09 (0.78-1.89)   1.39 (0.80-4.79)   2.97 (1.30-5.35)   0.97 (0.55-3.18)
+//	3c4f12d      1.02 (0.71-1.41)   1.12 (0.81-1.45)   1.59 (1.05-2.44)   2.70 (1.63-4.37)   1.35 (0.58-1.85)
+//	aa227d2      1.15 (0.86-1.80)   1.20 (0.75-2.24)   1.32 (0.89-2.51)   2.30 (1.90-3.44)   1.13 (0.57-2.42)
 //
-// The session ignores RenoFriendly once Coupling names a rule
-// (pkg/session/coupling.go), so olia + reno-friendly runs olia's decrease
-// scaled to β 0.7, as olia does: the two differ by noise. So the target is
-// logged, not asserted. Asserted: coupling lowers the session's median
-// ratio below its uncoupled one, for olia with and without the
-// TCP-friendly mode (1.02-1.59 against 2.70-2.97).
+// At a55a26e the session ignored RenoFriendly with a coupled rule (olia +
+// reno-friendly was olia) and cut the coupled window from quic-go's
+// already reduced one; 6cffac4 and 825bba9 fixed both. Since then the
+// target held in both runs, by 0.05-0.10 on medians whose runs spread over
+// 0.7-2.2: logged, not asserted, so that CI does not fail on noise.
+// Asserted: coupling lowers the session's median ratio below its
+// uncoupled one, for olia with and without the TCP-friendly mode
+// (1.02-1.59 against 2.30-2.97 in all three).
 func checkSharedTarget(t *testing.T, byCase map[string][]*sharedRun) {
 	t.Helper()
 	tcp, mptcp := medianRatio(byCase["tcp-reno"]), medianRatio(byCase["kernel-mptcp"])
