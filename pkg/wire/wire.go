@@ -246,6 +246,43 @@ func ReadSegment(r *bufio.Reader, buf []byte) (Segment, error) {
 	return s, nil
 }
 
+// ParseSegment decodes the Segment frame at the start of b without copying:
+// the Payload aliases b. It returns the frame's length, bytes, or 0 if b
+// holds only part of a frame (then nothing is decoded; read more). A frame
+// that can never become valid is an ErrMalformed error, as ReadSegment's.
+func ParseSegment(b []byte) (Segment, int, error) {
+	if len(b) == 0 {
+		return Segment{}, 0, nil
+	}
+	if b[0] != TypeSegment {
+		return Segment{}, 0, malformed("unexpected frame type %#x on data stream", b[0])
+	}
+	var s Segment
+	i := 1
+	var fields [3]uint64
+	for k := range fields {
+		v, l, err := quicvarint.Parse(b[i:])
+		if err != nil {
+			return Segment{}, 0, nil // a truncated varint: its only error
+		}
+		fields[k] = v
+		i += l
+	}
+	s.Seq, s.Offset = fields[0], fields[1]
+	n := fields[2]
+	if n == 0 || n > MaxSegmentPayload {
+		return Segment{}, 0, malformed("segment length %d outside [1, %d]", n, MaxSegmentPayload)
+	}
+	if s.Offset+n < s.Offset {
+		return Segment{}, 0, malformed("segment offset overflows")
+	}
+	if uint64(len(b)-i) < n {
+		return Segment{}, 0, nil
+	}
+	s.Payload = b[i : i+int(n) : i+int(n)]
+	return s, i + int(n), nil
+}
+
 // readErr turns a truncated read into a malformed-frame error.
 func readErr(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {

@@ -223,3 +223,67 @@ func FuzzRecordParser(f *testing.F) {
 		p.Feed(b, s)
 	})
 }
+
+// TestParseSegment: ParseSegment decodes what ReadSegment decodes, asks for
+// more bytes on every strict prefix of a frame, and refuses what ReadSegment
+// refuses.
+func TestParseSegment(t *testing.T) {
+	payload := []byte("hello, multipath")
+	frame := append(AppendSegmentHeader(nil, 1<<40, 77, len(payload)), payload...)
+	b := append(append([]byte{}, frame...), frame...) // two frames back to back
+	s, n, err := ParseSegment(b)
+	if err != nil || n != len(frame) {
+		t.Fatalf("got length %d, %v; want %d, nil", n, err, len(frame))
+	}
+	if s.Seq != 1<<40 || s.Offset != 77 || string(s.Payload) != string(payload) {
+		t.Errorf("got %+v", s)
+	}
+	if cap(s.Payload) != len(payload) {
+		t.Errorf("payload capacity %d reaches past the frame", cap(s.Payload))
+	}
+	for k := 0; k < len(frame); k++ {
+		if _, n, err := ParseSegment(frame[:k]); n != 0 || err != nil {
+			t.Errorf("prefix %d: got length %d, %v; want 0, nil (incomplete)", k, n, err)
+		}
+	}
+	for _, bad := range [][]byte{
+		{TypeAck},
+		AppendSegmentHeader(nil, 1, 2, 0),
+		AppendSegmentHeader(nil, 1, 2, MaxSegmentPayload+1),
+	} {
+		if _, _, err := ParseSegment(bad); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%x: err = %v, want ErrMalformed", bad, err)
+		}
+		if _, err := ReadSegment(bufio.NewReader(bytes.NewReader(bad)), nil); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%x: ReadSegment err = %v, want ErrMalformed", bad, err)
+		}
+	}
+}
+
+// FuzzParseSegment: ParseSegment and ReadSegment agree on every input.
+func FuzzParseSegment(f *testing.F) {
+	f.Add(append(AppendSegmentHeader(nil, 1, 2, 3), 1, 2, 3))
+	f.Add([]byte{TypeSegment, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := bufio.NewReader(bytes.NewReader(b))
+		for len(b) > 0 {
+			p, n, perr := ParseSegment(b)
+			s, rerr := ReadSegment(r, nil)
+			switch {
+			case perr != nil:
+				if !errors.Is(rerr, ErrMalformed) {
+					t.Fatalf("ParseSegment: %v; ReadSegment: %v", perr, rerr)
+				}
+				return
+			case n == 0:
+				if !errors.Is(rerr, ErrMalformed) { // truncated
+					t.Fatalf("ParseSegment wants more; ReadSegment: %v", rerr)
+				}
+				return
+			case rerr != nil || p.Seq != s.Seq || p.Offset != s.Offset || !bytes.Equal(p.Payload, s.Payload):
+				t.Fatalf("ParseSegment %+v; ReadSegment %+v, %v", p, s, rerr)
+			}
+			b = b[n:]
+		}
+	})
+}
