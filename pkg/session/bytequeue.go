@@ -14,13 +14,14 @@ type byteQueue struct {
 	recycle bool // return consumed chunks to chunkPool (no views handed out)
 }
 
-// chunkPool holds recycled chunks of chunkSize bytes.
-var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
+// chunkPool holds recycled chunks of chunkSize bytes, as array pointers so
+// that neither Get nor Put allocates.
+var chunkPool = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 
 // newChunk returns an empty chunk for at least n bytes.
 func (q *byteQueue) newChunk(n int) []byte {
 	if q.recycle && n <= chunkSize {
-		return (*chunkPool.Get().(*[]byte))[:0]
+		return chunkPool.Get().(*[chunkSize]byte)[:0]
 	}
 	return make([]byte, 0, max(chunkSize, n))
 }
@@ -28,8 +29,7 @@ func (q *byteQueue) newChunk(n int) []byte {
 // dropFront removes the consumed first chunk, recycling it if allowed.
 func (q *byteQueue) dropFront() {
 	if c := q.chunks[0]; q.recycle && cap(c) == chunkSize {
-		c = c[:0]
-		chunkPool.Put(&c)
+		chunkPool.Put((*[chunkSize]byte)(c[:chunkSize]))
 	}
 	q.chunks[0] = nil
 	q.chunks = q.chunks[1:]

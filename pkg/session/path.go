@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"time"
 
@@ -190,29 +189,6 @@ func (s *Session) writeLoop(p *path) {
 
 // maxWriteBatch bounds one Write of a path's writer, bytes.
 const maxWriteBatch = 32 << 10
-
-// readLoop reads the peer's segments from the path's data stream.
-func (s *Session) readLoop(p *path) {
-	buf := make([]byte, wire.MaxSegmentPayload)
-	for {
-		seg, err := wire.ReadSegment(p.in, buf)
-		if err != nil {
-			if errors.Is(err, wire.ErrMalformed) {
-				s.fail(errors.Join(ErrProtocol, err))
-				return
-			}
-			if err == io.EOF {
-				err = errors.New("peer closed the path's data stream")
-			}
-			s.pathGone(p, err)
-			return
-		}
-		if err := s.segmentReceived(p, seg); err != nil {
-			s.fail(err)
-			return
-		}
-	}
-}
 
 // datagramLoop receives Ack and Report frames on one path.
 func (s *Session) datagramLoop(p *path) {

@@ -69,6 +69,12 @@ func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.segmentReceivedLocked(p, seg, now)
+}
+
+// segmentReceivedLocked handles one segment from path p, received at now;
+// s.mu is held. It keeps nothing that seg.Payload points to.
+func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time) error {
 	if s.closed {
 		return nil
 	}
@@ -355,8 +361,9 @@ func (r *receiver) ackReqDue(now time.Time) {
 }
 
 // segBufPool recycles the buffers of out-of-order segments (most segments,
-// on heterogeneous paths).
-var segBufPool = sync.Pool{New: func() any { b := make([]byte, 0, segBufCap); return &b }}
+// on heterogeneous paths) and of sent segments awaiting their Ack. It holds
+// array pointers, so that neither Get nor Put allocates.
+var segBufPool = sync.Pool{New: func() any { return new([segBufCap]byte) }}
 
 const segBufCap = 2048 // bytes: a default segment and its slack
 
@@ -364,12 +371,11 @@ func getSegBuf(n int) []byte {
 	if n > segBufCap {
 		return make([]byte, 0, n)
 	}
-	return (*segBufPool.Get().(*[]byte))[:0]
+	return segBufPool.Get().(*[segBufCap]byte)[:0]
 }
 
 func putSegBuf(b []byte) {
 	if cap(b) == segBufCap {
-		b = b[:0]
-		segBufPool.Put(&b)
+		segBufPool.Put((*[segBufCap]byte)(b[:segBufCap]))
 	}
 }

@@ -48,6 +48,24 @@ type sender struct {
 
 	snap  []sched.PathInfo
 	slots []int // slot of each snap entry
+
+	slab []segment // segments not yet handed out (see newSegment)
+}
+
+// segSlab is how many segments newSegment allocates at once.
+const segSlab = 64
+
+// newSegment returns a zero segment from a slab of segSlab, one allocation
+// for many segments. A slab stays in memory while any of its segments is
+// referenced: at most segSlab−1 acknowledged segments' headers (no data)
+// beyond the unacknowledged ones.
+func (sn *sender) newSegment() *segment {
+	if len(sn.slab) == 0 {
+		sn.slab = make([]segment, segSlab)
+	}
+	g := &sn.slab[0]
+	sn.slab = sn.slab[1:]
+	return g
 }
 
 func (sn *sender) init(cfg Config) {
@@ -97,7 +115,7 @@ func (s *Session) connBlockedLocked() bool {
 		return sn.pendOff >= sn.peerLimit
 	}
 	off := sn.pendOff + wire.MaxRecordHeaderLen + ctrlReserve
-	return (len(s.streams.ready) > 0 && off >= sn.peerLimit) || s.streams.ctlPending()
+	return (s.streams.ready.Len() > 0 && off >= sn.peerLimit) || s.streams.ctlPending()
 }
 
 // dataBlockedLocked reports whether application data waits while nothing
@@ -130,7 +148,8 @@ func (sn *sender) cut() *segment {
 		return nil
 	}
 	n := min(uint64(sn.pend.Len()), sn.segSize, sn.peerLimit-sn.pendOff)
-	g := &segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: getSegBuf(int(n))[:n]}
+	g := sn.newSegment()
+	*g = segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: getSegBuf(int(n))[:n]}
 	sn.pend.Read(g.data)
 	sn.pendOff += n
 	sn.nextSeq++

@@ -158,10 +158,10 @@ func (s *Session) fillLocked(target int) {
 			}
 			continue
 		}
-		if len(ss.ready) == 0 {
+		if ss.ready.Len() == 0 {
 			return
 		}
-		st := ss.ready[0]
+		st := ss.ready.Front()
 		if !st.send.sendable() {
 			ss.popReady(false)
 			continue
@@ -197,16 +197,11 @@ func (s *Session) fillLocked(target int) {
 // popReady takes the first ready stream off the queue, and puts it back at
 // the end if again.
 func (ss *streamSet) popReady(again bool) {
-	st := ss.ready[0]
-	ss.ready[0] = nil
-	ss.ready = ss.ready[1:]
+	st := ss.ready.Pop()
 	if again {
-		ss.ready = append(ss.ready, st)
+		ss.ready.Push(st)
 	} else {
 		st.inReady = false
-	}
-	if len(ss.ready) == 0 {
-		ss.ready = ss.ready[:0:0]
 	}
 }
 

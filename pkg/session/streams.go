@@ -35,10 +35,10 @@ type streamSet struct {
 	window     uint64 // Config.StreamWindow: our initial window per stream, bytes
 	maxWindow  uint64 // Config.MaxStreamWindow, bytes
 
-	ready        []*Stream // streams with data or an end to send, round-robin
-	ctl          []*Stream // streams with control records to send, FIFO
-	ctlMaxStream bool      // a MAX_STREAMS record is due
-	statusQ      []*path   // paths whose status the peer must learn (at most one entry per path)
+	ready        streamFIFO // streams with data or an end to send, round-robin
+	ctl          []*Stream  // streams with control records to send, FIFO
+	ctlMaxStream bool       // a MAX_STREAMS record is due
+	statusQ      []*path    // paths whose status the peer must learn (at most one entry per path)
 
 	queued      uint64 // bytes in every stream's send buffer
 	finsPending int    // streams closed whose end has not gone out yet
@@ -159,7 +159,7 @@ func (ss *streamSet) maybeFree(st *Stream) {
 func (ss *streamSet) markReady(st *Stream) {
 	if !st.inReady && st.send.sendable() {
 		st.inReady = true
-		ss.ready = append(ss.ready, st)
+		ss.ready.Push(st)
 		poke(ss.s.wake)
 	}
 }
