@@ -31,8 +31,11 @@ func (q *byteQueue) dropFront() {
 	if c := q.chunks[0]; q.recycle && cap(c) == chunkSize {
 		chunkPool.Put((*[chunkSize]byte)(c[:chunkSize]))
 	}
-	q.chunks[0] = nil
-	q.chunks = q.chunks[1:]
+	// Slide the (few) chunk headers down rather than re-slice, so that the
+	// array is reused by later appends instead of reallocated.
+	n := copy(q.chunks, q.chunks[1:])
+	q.chunks[n] = nil
+	q.chunks = q.chunks[:n]
 	q.head = 0
 }
 

@@ -6,7 +6,7 @@ package session
 // back) pays for with an allocation each time.
 //
 // Bounds: it holds at most what was pushed and not popped; its array is at
-// most about twice the largest length it had.
+// most four times the largest length it had.
 type streamFIFO struct {
 	buf  []*Stream // buf[head:] is the queue
 	head int
