@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/qlogwriter"
 
 	"github.com/mpqsched/mpqsched/pkg/certs"
 	"github.com/mpqsched/mpqsched/pkg/session"
@@ -65,14 +66,21 @@ func multipathLoopback(b *testing.B, pair *certs.Pair, n int64) time.Duration {
 }
 
 // quicLoopback moves n bytes server→client over one plain quic-go
-// connection and stream, the same way.
-func quicLoopback(b *testing.B, pair *certs.Pair, n int64) time.Duration {
+// connection and stream, the same way. With traced set, both ends carry a
+// qlog tracer that does nothing: quic-go then builds an event for every
+// packet sent and received (the session's tracer makes it do that too, on
+// every path), which is the floor under the session's cost per packet.
+func quicLoopback(b *testing.B, pair *certs.Pair, n int64, traced bool) time.Duration {
 	ctx := context.Background()
 	srvTLS, cliTLS := pair.Server.Clone(), pair.Client.Clone()
 	srvTLS.NextProtos, cliTLS.NextProtos = []string{"bench"}, []string{"bench"}
+	var qc *quic.Config
+	if traced {
+		qc = &quic.Config{Tracer: func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace { return nopTrace{} }}
+	}
 	str := &quic.Transport{Conn: udp(b)}
 	defer str.Close()
-	ln, err := str.Listen(srvTLS, nil)
+	ln, err := str.Listen(srvTLS, qc)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,7 +101,7 @@ func quicLoopback(b *testing.B, pair *certs.Pair, n int64) time.Duration {
 	start := time.Now()
 	ctr := &quic.Transport{Conn: udp(b)}
 	defer ctr.Close()
-	c, err := ctr.Dial(ctx, ln.Addr(), cliTLS, nil)
+	c, err := ctr.Dial(ctx, ln.Addr(), cliTLS, qc)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,29 +114,60 @@ func quicLoopback(b *testing.B, pair *certs.Pair, n int64) time.Duration {
 	return time.Since(start)
 }
 
+// nopTrace is a qlog trace and recorder that drops every event.
+type nopTrace struct{}
+
+func (nopTrace) AddProducer() qlogwriter.Recorder { return nopTrace{} }
+func (nopTrace) RecordEvent(qlogwriter.Event)     {}
+func (nopTrace) Close() error                     { return nil }
+
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // BenchmarkLoopback compares a 2-path session with one plain quic-go
-// connection on loopback, alternating them in the same run; the mp/quic
-// metric is the ratio of their throughputs (target ≥ 0.8).
+// connection on loopback, and with one that carries a do-nothing qlog
+// tracer, alternating them in the same run. The mp/quic metric is the ratio
+// of their throughputs (target ≥ 0.9); mp/quic-traced sets the session
+// against the cost quic-go's tracing alone adds. The cpu-µs/seg metrics are
+// the process's CPU time (both ends, user and system) per 1200-byte
+// segment, where the platform reports it.
 func BenchmarkLoopback(b *testing.B) {
 	pair, err := certs.SelfSigned("loopback.test")
 	if err != nil {
 		b.Fatal(err)
 	}
-	var mp, q time.Duration
+	var mp, q, qt time.Duration          // wall time
+	var mpCPU, qCPU, qtCPU time.Duration // CPU time
+	timed := func(wall, cpu *time.Duration, run func() time.Duration) {
+		c0 := processCPU()
+		*wall += run()
+		*cpu += processCPU() - c0
+	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		mp += multipathLoopback(b, pair, loopbackBytes)
-		q += quicLoopback(b, pair, loopbackBytes)
+		timed(&mp, &mpCPU, func() time.Duration { return multipathLoopback(b, pair, loopbackBytes) })
+		timed(&q, &qCPU, func() time.Duration { return quicLoopback(b, pair, loopbackBytes, false) })
+		timed(&qt, &qtCPU, func() time.Duration { return quicLoopback(b, pair, loopbackBytes, true) })
 	}
 	mbps := func(d time.Duration) float64 { return float64(b.N) * loopbackBytes * 8 / d.Seconds() / 1e6 }
 	b.ReportMetric(mbps(mp), "mp-Mbit/s")
 	b.ReportMetric(mbps(q), "quic-Mbit/s")
+	b.ReportMetric(mbps(qt), "quic-traced-Mbit/s")
 	b.ReportMetric(mbps(mp)/mbps(q), "mp/quic")
+	b.ReportMetric(mbps(mp)/mbps(qt), "mp/quic-traced")
+	if mpCPU > 0 {
+		perSeg := func(d time.Duration) float64 {
+			return d.Seconds() * 1e6 / float64(b.N) / (loopbackBytes / segBytes)
+		}
+		b.ReportMetric(perSeg(mpCPU), "mp-cpu-µs/seg")
+		b.ReportMetric(perSeg(qCPU), "quic-cpu-µs/seg")
+		b.ReportMetric(perSeg(qtCPU), "quic-traced-cpu-µs/seg")
+	}
 }
+
+// segBytes is the segment the cpu-µs/seg metrics count in, bytes.
+const segBytes = session.DefaultSegmentSize
 
 // loopCfg is the sessions' configuration: the defaults.
 var loopCfg *session.Config
