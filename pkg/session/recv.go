@@ -124,6 +124,7 @@ func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time
 				return err
 			}
 		}
+		r.reorder.recycle(run.bufs)
 	}
 	if r.reorder.segs == 0 && !r.holStart.IsZero() {
 		d := now.Sub(r.holStart)

@@ -15,12 +15,14 @@ import (
 // receive window. Building an Ack reads at most wire.MaxAckRanges runs.
 //
 // Bounds: at most maxReorderSegs segments and maxReorderRuns runs (holes);
-// a peer that needs more is in violation. Inserting costs O(log runs) plus
-// a copy of at most maxReorderRuns run headers.
+// a peer that needs more is in violation. Inserting a segment and popping
+// a run each cost O(log runs) plus a copy of at most maxReorderRuns run
+// headers.
 type reorderBuf struct {
-	runs []reorderRun
-	segs int    // segments held
-	held uint64 // bytes held
+	runs  []reorderRun
+	segs  int      // segments held
+	held  uint64   // bytes held
+	spare [][]byte // an empty buffer list for the next new run (see recycle)
 }
 
 // reorderRun is the segments [seq, end) at offsets [off, endOff).
@@ -91,6 +93,7 @@ func (rb *reorderBuf) insert(s, o uint64, p []byte) error {
 		r := &rb.runs[i-1]
 		r.bufs = append(append(r.bufs, b), rb.runs[i].bufs...)
 		r.end, r.endOff = rb.runs[i].end, rb.runs[i].endOff
+		rb.recycle(rb.runs[i].bufs) // its entries are in r.bufs now
 		rb.runs = append(rb.runs[:i], rb.runs[i+1:]...)
 	case joinPrev:
 		r := &rb.runs[i-1]
@@ -107,7 +110,9 @@ func (rb *reorderBuf) insert(s, o uint64, p []byte) error {
 		}
 		rb.runs = append(rb.runs, reorderRun{})
 		copy(rb.runs[i+1:], rb.runs[i:])
-		rb.runs[i] = reorderRun{seq: s, end: s + 1, off: o, endOff: o + n, bufs: [][]byte{b}}
+		bufs := append(rb.spare, b)
+		rb.spare = nil
+		rb.runs[i] = reorderRun{seq: s, end: s + 1, off: o, endOff: o + n, bufs: bufs}
 	}
 	rb.segs++
 	rb.held += n
@@ -120,15 +125,27 @@ func (rb *reorderBuf) popFront(next uint64) (reorderRun, bool) {
 		return reorderRun{}, false
 	}
 	r := rb.runs[0]
-	rb.runs[0] = reorderRun{}
-	rb.runs = rb.runs[1:]
-	if len(rb.runs) == 0 {
-		rb.runs = rb.runs[:0:0]
-	}
+	// Slide the rest down (as insert does) so that the array is reused.
+	n := copy(rb.runs, rb.runs[1:])
+	rb.runs[n] = reorderRun{}
+	rb.runs = rb.runs[:n]
 	rb.segs -= len(r.bufs)
 	rb.held -= r.endOff - r.off
 	return r, true
 }
+
+// recycle takes back the buffer list of a run popFront returned, once the
+// caller is done with its buffers, for the next new run: a reorder buffer
+// that fills and drains holes in turn then allocates no lists.
+func (rb *reorderBuf) recycle(bufs [][]byte) {
+	if cap(bufs) > cap(rb.spare) && cap(bufs) <= maxRecycledBufs {
+		clear(bufs)
+		rb.spare = bufs[:0]
+	}
+}
+
+// maxRecycledBufs bounds the capacity of a recycled buffer list, entries.
+const maxRecycledBufs = 1024
 
 // appendRanges appends the held runs as SACK ranges, at most
 // wire.MaxAckRanges in all.
