@@ -81,8 +81,8 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 			}
 			return
 		}
-		ci := s.connInfoLocked(now)
-		d := s.sch.Decide(&ci, sn.snap)
+		sn.ci = s.connInfoLocked(now) // kept in the sender: a local would escape through Decide
+		d := s.sch.Decide(&sn.ci, sn.snap)
 		if d.Action == sched.Wait {
 			return d.RetryAt
 		}

@@ -46,6 +46,7 @@ type sender struct {
 	ackedBytes    uint64        // bytes of segments acknowledged so far
 	copyCursor    [sched.MaxPaths]uint64
 
+	ci    sched.ConnInfo // the connection's view for the scheduler's current decision
 	snap  []sched.PathInfo
 	slots []int // slot of each snap entry
 
