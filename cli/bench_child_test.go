@@ -2,6 +2,8 @@ package cli
 
 import (
 	"os"
+	"strings"
+	"testing"
 
 	_ "github.com/mpqsched/mpqsched/sched/all" // the schedulers the tests run
 )
@@ -12,5 +14,18 @@ import (
 func init() {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childMain())
+	}
+}
+
+// The children run with GOMAXPROCS=1 unless the user chose a value.
+func TestChildEnviron(t *testing.T) {
+	env := childEnviron([]string{"HOME=/root"}, "/tmp/jobs-0.json")
+	want := []string{"HOME=/root", childEnv + "=/tmp/jobs-0.json", "GOMAXPROCS=1"}
+	if strings.Join(env, " ") != strings.Join(want, " ") {
+		t.Errorf("env %q, want %q", env, want)
+	}
+	env = childEnviron([]string{"GOMAXPROCS=4"}, "f")
+	if strings.Join(env, " ") != "GOMAXPROCS=4 "+childEnv+"=f" {
+		t.Errorf("the user's GOMAXPROCS was not kept: %q", env)
 	}
 }
