@@ -36,8 +36,8 @@ func dialOne(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config) (*sessio
 }
 
 // neverReadingMargin is how long after the server's write timeout a
-// never-reading downloader waits before it reads: time for the server to
-// fill the stream's window first, on a loaded machine.
+// never-reading downloader waits, once the legitimate load is over, before
+// it reads: time for the server to fill the stream's window first.
 const neverReadingMargin = 10 * time.Second
 
 // neverReading (load test (f)) requests the large file on n sessions and
@@ -56,7 +56,6 @@ func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n i
 			}
 			defer closeAll()
 			sessions.Add(1)
-			requested := time.Now()
 			st, err := s.OpenStreamSync(ctx)
 			if err != nil {
 				return
@@ -65,11 +64,16 @@ func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n i
 				return
 			}
 			// Read nothing until the legitimate load is over and the
-			// server's write timeout has certainly run out (its window
-			// fills within seconds, then no progress for the timeout): a
-			// fast load must not end the attack before the reset is due.
+			// server's write timeout has certainly run out: a fast load
+			// must not end the attack before the reset is due. Counting
+			// from the request was not enough: under the load the server
+			// may still be filling this stream's window many seconds
+			// later (1 of 4 downloads was read before its reset in a CI
+			// run). Once the load is over the server fills the window at
+			// once, so the reset is due at most the write timeout after
+			// that.
 			<-ctx.Done()
-			time.Sleep(time.Until(requested.Add(mpfile.DefaultWriteTimeout + neverReadingMargin)))
+			time.Sleep(mpfile.DefaultWriteTimeout + neverReadingMargin)
 			st.SetReadDeadline(time.Now().Add(10 * time.Second))
 			_, err = io.Copy(io.Discard, st)
 			var se *session.StreamError
