@@ -41,16 +41,16 @@ import (
 // coupler is the session's coupling state, guarded by Session.mu.
 type coupler struct {
 	rule  cc.Coupling             // nil: no coupling
-	reno  bool                    // Config.RenoFriendly: Reno's decrease, never undone
+	reno  bool                    // plain Reno's response (Config.RenoFriendly, or the rule "reno-friendly"): β = 0.5, never undone
 	paths [sched.MaxPaths]cc.Path // scratch, by slot
 }
 
 func (c *coupler) init(cfg Config) error {
 	name := cfg.Coupling
 	if (name == "" || name == "none") && cfg.RenoFriendly {
-		name = "reno-friendly"
+		name = cc.NameRenoFriendly
 	}
-	c.reno = cfg.RenoFriendly
+	c.reno = cfg.RenoFriendly || name == cc.NameRenoFriendly
 	if name == "" || name == "none" {
 		return nil
 	}
@@ -64,32 +64,13 @@ func (c *coupler) init(cfg Config) error {
 const quicBeta = 0.7
 
 // lost is the coupled window of path i after a loss event: the rule's
-// decrease, scaled from Reno's β to quic-go's unless the rule is plain Reno
-// ("reno-friendly", "none").
+// decrease, scaled from Reno's β to quic-go's unless c.reno.
 func (c *coupler) lost(i int, ps []cc.Path) float64 {
 	w := c.rule.Lost(i, ps)
 	if c.reno {
 		return w
 	}
-	switch c.rule.Name() {
-	case "reno-friendly", "none":
-		return w
-	}
 	return max(w*quicBeta/cc.Beta, cc.MinWindow(ps[i].MSS))
-}
-
-// undoes reports whether the rule undoes a reduction found spurious: all
-// but plain Reno ("reno-friendly", "none", or any rule with RenoFriendly)
-// do, as quic-go's NewReno does.
-func (c *coupler) undoes() bool {
-	if c.reno {
-		return false
-	}
-	switch c.rule.Name() {
-	case "reno-friendly", "none":
-		return false
-	}
-	return true
 }
 
 // snapshotLocked fills c.paths with every path's effective window and RTT;
@@ -146,7 +127,7 @@ func (s *Session) ccLossesLocked() {
 		spurious := w.undo > 0 && p.tr.wasSpurious(w.cutBy)
 		p.tr.mu.Unlock()
 		if spurious {
-			if s.cc.undoes() {
+			if !s.cc.reno { // as quic-go's NewReno undoes; plain Reno does not
 				w.bytes = max(w.bytes, w.undo)
 				s.stats.ccUndos++
 			}
