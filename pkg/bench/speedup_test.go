@@ -36,12 +36,9 @@ func inBubble(f func()) {
 	}})
 }
 
-// BenchmarkVirtualSpeedup runs one scenario (hetero-2path, 20 MB, minRTT,
-// unless -speedup.scenario names another) on the wall clock and in a synctest bubble, alternately in the same run,
-// and reports how many times faster virtual time finished it (speedup), with
-// both runs' goodput. On a loaded machine the real-time run also loses
-// goodput, since the emulator and quic-go then miss their timers.
-func BenchmarkVirtualSpeedup(b *testing.B) {
+// speedupRun is the run of the speed benchmarks: -speedup.scenario, minRTT,
+// seed 1.
+func speedupRun(b *testing.B) Run {
 	s, err := scenario.Get(*speedupScenario)
 	if err != nil {
 		b.Fatal(err)
@@ -50,6 +47,16 @@ func BenchmarkVirtualSpeedup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return r
+}
+
+// BenchmarkVirtualSpeedup runs one scenario (hetero-2path, 20 MB, minRTT,
+// unless -speedup.scenario names another) on the wall clock and in a synctest bubble, alternately in the same run,
+// and reports how many times faster virtual time finished it (speedup), with
+// both runs' goodput. On a loaded machine the real-time run also loses
+// goodput, since the emulator and quic-go then miss their timers.
+func BenchmarkVirtualSpeedup(b *testing.B) {
+	r := speedupRun(b)
 	var real, virt time.Duration
 	var realGP, virtGP float64
 	for i := 0; i < b.N; i++ {
@@ -82,14 +89,7 @@ func BenchmarkVirtualSpeedup(b *testing.B) {
 // scheduling latencies). -cpuprofile and -memprofile
 // on this benchmark profile virtual time alone.
 func BenchmarkVirtualTransfer(b *testing.B) {
-	s, err := scenario.Get(*speedupScenario)
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := FromScenario(s, "minrtt", 1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := speedupRun(b)
 	var gp float64
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
@@ -98,6 +98,7 @@ func BenchmarkVirtualTransfer(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var res metrics.Result
+		var err error
 		inBubble(func() { res, _, err = Transfer(context.Background(), r) })
 		if err != nil {
 			b.Fatal(err)
