@@ -35,6 +35,28 @@ func dialOne(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config) (*sessio
 	return s, func() { s.CloseWithError(nil); pc.Close() }, nil
 }
 
+// onSessions dials n one-path sessions at once, runs f on each in its own
+// goroutine, closes it when f returns, and returns how many connected.
+func onSessions(ua *net.UDPAddr, tlsConf *tls.Config, n int, f func(*session.Session)) int64 {
+	var sessions atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, closeAll, err := dialOne(context.Background(), ua, tlsConf)
+			if err != nil {
+				return
+			}
+			defer closeAll()
+			sessions.Add(1)
+			f(s)
+		}()
+	}
+	wg.Wait()
+	return sessions.Load()
+}
+
 // neverReadingMargin is how long after the server's write timeout a
 // never-reading downloader waits, once the legitimate load is over, before
 // it reads: time for the server to fill the stream's window first.
@@ -44,46 +66,34 @@ const neverReadingMargin = 10 * time.Second
 // never reads until ctx ends; then it reads what is left and counts in
 // Ended the downloads the server reset with mpfile.CodeWriteTimeout.
 func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n int) attack.Result {
-	var sessions, ended atomic.Int64
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, closeAll, err := dialOne(context.Background(), ua, tlsConf)
-			if err != nil {
-				return
-			}
-			defer closeAll()
-			sessions.Add(1)
-			st, err := s.OpenStreamSync(ctx)
-			if err != nil {
-				return
-			}
-			if _, err := fmt.Fprintf(st, "FILE big\n"); err != nil {
-				return
-			}
-			// Read nothing until the legitimate load is over and the
-			// server's write timeout has certainly run out: a fast load
-			// must not end the attack before the reset is due. Counting
-			// from the request was not enough: under the load the server
-			// may still be filling this stream's window many seconds
-			// later (1 of 4 downloads was read before its reset in a CI
-			// run). Once the load is over the server fills the window at
-			// once, so the reset is due at most the write timeout after
-			// that.
-			<-ctx.Done()
-			time.Sleep(mpfile.DefaultWriteTimeout + neverReadingMargin)
-			st.SetReadDeadline(time.Now().Add(10 * time.Second))
-			_, err = io.Copy(io.Discard, st)
-			var se *session.StreamError
-			if errors.As(err, &se) && se.Remote && se.ErrorCode == mpfile.CodeWriteTimeout {
-				ended.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	return attack.Result{Attack: "never-reading", Sessions: sessions.Load(), Ended: ended.Load()}
+	var ended atomic.Int64
+	sessions := onSessions(ua, tlsConf, n, func(s *session.Session) {
+		st, err := s.OpenStreamSync(ctx)
+		if err != nil {
+			return
+		}
+		if _, err := fmt.Fprintf(st, "FILE big\n"); err != nil {
+			return
+		}
+		// Read nothing until the legitimate load is over and the
+		// server's write timeout has certainly run out: a fast load
+		// must not end the attack before the reset is due. Counting
+		// from the request was not enough: under the load the server
+		// may still be filling this stream's window many seconds
+		// later (1 of 4 downloads was read before its reset in a CI
+		// run). Once the load is over the server fills the window at
+		// once, so the reset is due at most the write timeout after
+		// that.
+		<-ctx.Done()
+		time.Sleep(mpfile.DefaultWriteTimeout + neverReadingMargin)
+		st.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = io.Copy(io.Discard, st)
+		var se *session.StreamError
+		if errors.As(err, &se) && se.Remote && se.ErrorCode == mpfile.CodeWriteTimeout {
+			ended.Add(1)
+		}
+	})
+	return attack.Result{Attack: "never-reading", Sessions: sessions, Ended: ended.Load()}
 }
 
 // halfSent (load test (g)) opens perSession streams on each of n sessions
@@ -91,46 +101,34 @@ func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n i
 // header without its empty line); Frames counts the requests, Ended those
 // the server cut (the stream ended) within 20 s.
 func halfSent(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n, perSession int) attack.Result {
-	var sessions, frames, ended atomic.Int64
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, closeAll, err := dialOne(context.Background(), ua, tlsConf)
+	var frames, ended atomic.Int64
+	sessions := onSessions(ua, tlsConf, n, func(s *session.Session) {
+		var swg sync.WaitGroup
+		for i := range perSession {
+			st, err := s.OpenStreamSync(ctx)
 			if err != nil {
 				return
 			}
-			defer closeAll()
-			sessions.Add(1)
-			var swg sync.WaitGroup
-			for i := range perSession {
-				st, err := s.OpenStreamSync(ctx)
-				if err != nil {
-					return
-				}
-				half := "FILE f10"
-				if i%2 == 1 {
-					half = "GET /f10 HTTP/1.1\r\nHost: mpquic\r\n"
-				}
-				if _, err := io.WriteString(st, half); err != nil {
-					return
-				}
-				frames.Add(1)
-				swg.Add(1)
-				go func() {
-					defer swg.Done()
-					st.SetReadDeadline(time.Now().Add(20 * time.Second))
-					b, err := io.ReadAll(st)
-					if err == nil && (len(b) == 0 || bytes.Contains(b, []byte("408"))) {
-						ended.Add(1)
-					}
-					st.Close()
-				}()
+			half := "FILE f10"
+			if i%2 == 1 {
+				half = "GET /f10 HTTP/1.1\r\nHost: mpquic\r\n"
 			}
-			swg.Wait()
-		}()
-	}
-	wg.Wait()
-	return attack.Result{Attack: "half-sent", Sessions: sessions.Load(), Frames: frames.Load(), Ended: ended.Load()}
+			if _, err := io.WriteString(st, half); err != nil {
+				return
+			}
+			frames.Add(1)
+			swg.Add(1)
+			go func() {
+				defer swg.Done()
+				st.SetReadDeadline(time.Now().Add(20 * time.Second))
+				b, err := io.ReadAll(st)
+				if err == nil && (len(b) == 0 || bytes.Contains(b, []byte("408"))) {
+					ended.Add(1)
+				}
+				st.Close()
+			}()
+		}
+		swg.Wait()
+	})
+	return attack.Result{Attack: "half-sent", Sessions: sessions, Frames: frames.Load(), Ended: ended.Load()}
 }
