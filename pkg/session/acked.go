@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
+	"github.com/mpqsched/mpqsched/sched"
 )
 
 // ackReceived processes a connection-level acknowledgement.
@@ -20,12 +21,13 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 	if n := len(a.Ranges); n > 0 && a.Ranges[n-1].End > sn.nextSeq {
 		return fmt.Errorf("%w: sack beyond segment %d", ErrProtocol, sn.nextSeq)
 	}
+	var v ackView
 	for q := sn.base; q < a.Cum; q++ {
 		g := sn.segs[0]
 		if !g.sent {
 			return fmt.Errorf("%w: ack for unsent segment %d", ErrProtocol, q)
 		}
-		s.ackedLocked(g, now)
+		s.ackedLocked(g, now, &v)
 		sn.segs[0] = nil
 		sn.segs = sn.segs[1:]
 		sn.base++
@@ -36,7 +38,7 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 			if !g.sent {
 				return fmt.Errorf("%w: sack for unsent segment %d", ErrProtocol, q)
 			}
-			s.ackedLocked(g, now)
+			s.ackedLocked(g, now, &v)
 		}
 	}
 	if sn.lowestUnsent < sn.base {
@@ -53,8 +55,29 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 	return nil
 }
 
-// ackedLocked marks g acknowledged and credits every path that carried it.
-func (s *Session) ackedLocked(g *segment, now time.Time) {
+// ackView holds the paths' tracer values read for one Ack: each path's
+// tracer lock is taken once per Ack, not once per acknowledged segment.
+type ackView struct {
+	read uint64 // slots whose values are read
+	srtt [sched.MaxPaths]time.Duration
+	cwnd [sched.MaxPaths]uint64 // bytes
+}
+
+// of returns p's smoothed RTT and congestion window, reading p's tracer the
+// first time in this Ack.
+func (v *ackView) of(p *path) (time.Duration, uint64) {
+	if bit := uint64(1) << uint(p.slot); v.read&bit == 0 {
+		p.tr.mu.Lock()
+		v.srtt[p.slot], v.cwnd[p.slot] = p.tr.srtt, uint64(max(p.tr.cwnd, 0))
+		p.tr.mu.Unlock()
+		v.read |= bit
+	}
+	return v.srtt[p.slot], v.cwnd[p.slot]
+}
+
+// ackedLocked marks g acknowledged and credits every path that carried it;
+// v caches the paths' tracer values for the Ack being processed.
+func (s *Session) ackedLocked(g *segment, now time.Time, v *ackView) {
 	if g.acked {
 		return
 	}
@@ -73,9 +96,7 @@ func (s *Session) ackedLocked(g *segment, now time.Time) {
 		p.segsInFlight--
 		p.bytesAcked += n
 		p.lastProgress = now
-		p.tr.mu.Lock()
-		srtt, cwnd := p.tr.srtt, uint64(max(p.tr.cwnd, 0))
-		p.tr.mu.Unlock()
+		srtt, cwnd := v.of(p)
 		p.window.acked(n, cwnd, s.snd.segSize)
 		s.ccAckedLocked(p, n, cwnd)
 		p.rate.acked(now, n, max(srtt, 10*time.Millisecond))

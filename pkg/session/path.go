@@ -165,10 +165,13 @@ func (s *Session) writeLoop(p *path) {
 			buf = wire.AppendSegmentHeader(buf, seg.seq, seg.off, len(seg.data))
 			buf = append(buf, seg.data...)
 		}
-		p.queue = p.queue[k:]
-		if len(p.queue) == 0 {
-			p.queue = p.queue[:0:0]
-		}
+		// Slide the rest down so that the array is reused: re-slicing from
+		// the front made enqueueLocked reallocate it after every batch. It
+		// holds unacknowledged segments only, so at most
+		// MaxUnackedBytes/SegmentSize pointers.
+		rest := copy(p.queue, p.queue[k:])
+		clear(p.queue[rest:])
+		p.queue = p.queue[:rest]
 		s.mu.Unlock()
 
 		var err error
