@@ -1,6 +1,9 @@
 package session
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // byteQueue is a FIFO of bytes kept in chunks, so that appending at the back
 // and consuming at the front never copy what is already queued. Next hands
@@ -33,9 +36,7 @@ func (q *byteQueue) dropFront() {
 	}
 	// Slide the (few) chunk headers down rather than re-slice, so that the
 	// array is reused by later appends instead of reallocated.
-	n := copy(q.chunks, q.chunks[1:])
-	q.chunks[n] = nil
-	q.chunks = q.chunks[:n]
+	q.chunks = slices.Delete(q.chunks, 0, 1)
 	q.head = 0
 }
 

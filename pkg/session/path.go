@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -169,9 +170,7 @@ func (s *Session) writeLoop(p *path) {
 		// the front made enqueueLocked reallocate it after every batch. It
 		// holds unacknowledged segments only, so at most
 		// MaxUnackedBytes/SegmentSize pointers.
-		rest := copy(p.queue, p.queue[k:])
-		clear(p.queue[rest:])
-		p.queue = p.queue[:rest]
+		p.queue = slices.Delete(p.queue, 0, k)
 		s.mu.Unlock()
 
 		var err error

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
@@ -126,9 +127,7 @@ func (rb *reorderBuf) popFront(next uint64) (reorderRun, bool) {
 	}
 	r := rb.runs[0]
 	// Slide the rest down (as insert does) so that the array is reused.
-	n := copy(rb.runs, rb.runs[1:])
-	rb.runs[n] = reorderRun{}
-	rb.runs = rb.runs[:n]
+	rb.runs = slices.Delete(rb.runs, 0, 1)
 	rb.segs -= len(r.bufs)
 	rb.held -= r.endOff - r.off
 	return r, true
