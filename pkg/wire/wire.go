@@ -230,11 +230,8 @@ func ReadSegment(r *bufio.Reader, buf []byte) (Segment, error) {
 	if err != nil {
 		return Segment{}, readErr(err)
 	}
-	if n == 0 || n > MaxSegmentPayload {
-		return Segment{}, malformed("segment length %d outside [1, %d]", n, MaxSegmentPayload)
-	}
-	if s.Offset+n < s.Offset {
-		return Segment{}, malformed("segment offset overflows")
+	if err := checkSegment(s.Offset, n); err != nil {
+		return Segment{}, err
 	}
 	if cap(buf) < int(n) {
 		buf = make([]byte, n)
@@ -244,6 +241,18 @@ func ReadSegment(r *bufio.Reader, buf []byte) (Segment, error) {
 		return Segment{}, readErr(err)
 	}
 	return s, nil
+}
+
+// checkSegment is the ErrMalformed error of a Segment frame whose payload
+// length n (bytes) or offset cannot be valid, or nil.
+func checkSegment(offset, n uint64) error {
+	if n == 0 || n > MaxSegmentPayload {
+		return malformed("segment length %d outside [1, %d]", n, MaxSegmentPayload)
+	}
+	if offset+n < offset {
+		return malformed("segment offset overflows")
+	}
+	return nil
 }
 
 // ParseSegment decodes the Segment frame at the start of b without copying:
@@ -270,11 +279,8 @@ func ParseSegment(b []byte) (Segment, int, error) {
 	}
 	s.Seq, s.Offset = fields[0], fields[1]
 	n := fields[2]
-	if n == 0 || n > MaxSegmentPayload {
-		return Segment{}, 0, malformed("segment length %d outside [1, %d]", n, MaxSegmentPayload)
-	}
-	if s.Offset+n < s.Offset {
-		return Segment{}, 0, malformed("segment offset overflows")
+	if err := checkSegment(s.Offset, n); err != nil {
+		return Segment{}, 0, err
 	}
 	if uint64(len(b)-i) < n {
 		return Segment{}, 0, nil
