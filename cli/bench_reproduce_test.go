@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,14 +239,7 @@ func TestReproduceVerdictChanges(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		var buf strings.Builder
-		enc := json.NewEncoder(&buf)
-		for _, r := range rs {
-			if err := enc.Encode(r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.WriteFile(filepath.Join(dir, report.ResultsFile), []byte(buf.String()), 0o644); err != nil {
+		if err := writeResults(filepath.Join(dir, report.ResultsFile), rs); err != nil {
 			t.Fatal(err)
 		}
 	}
