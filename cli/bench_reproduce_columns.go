@@ -207,6 +207,6 @@ func verdictChanges(plan []paperPlan, none, coupled *reproColumn) string {
 		fmt.Fprintf(&b, "| %s | %s vs %s | %s | %s | %s | **%s** (%s; %s; %s) | **%s** (%s; %s; %s) |\n",
 			reproMdCell(u.c.text), u.c.sched, u.baseline, u.c.metric.name, claimed, paperCoupling(plan, u.c.paper), u.verdict, uc, um, us, k.verdict, kc, km, ks)
 	}
-	b.WriteString("\nRead each change with the claim's per-scenario tables below. The rule counts two confidence intervals as separate whenever |X − B| exceeds their summed half-widths, so in a scenario whose runs are nearly identical (half-widths near 0) a difference of microseconds separates them, and a verdict can turn on that one scenario while the overall change hardly moves.\n")
+	b.WriteString("\nRead each change with the claim's per-scenario tables below: a verdict can turn on one scenario whose separation (CIs apart and at least 1% of B) holds in one column and not the other, while the overall change hardly moves.\n")
 	return b.String()
 }
