@@ -282,8 +282,8 @@ func TestJoinReplayRefused(t *testing.T) {
 //
 // Issue 19, finding 11: "The second half of TestAddressValidation passes
 // without any Retry." The server's socket now counts the Retry packets it
-// sends: with ValidateAlways the session is set up through exactly one, and
-// with ValidateNever through none.
+// sends and the client's Initials that carry a token: with ValidateAlways
+// the session is set up through a Retry, and with ValidateNever without.
 func TestAddressValidation(t *testing.T) {
 	l := &Listener{cfg: Config{RetryAbove: 3}}
 	var got []bool

@@ -108,9 +108,16 @@ func TestOverlappingSegmentsRefused(t *testing.T) {
 			break
 		}
 	}
+	// RFC 9000 §4.1: "A receiver MUST close the connection with an error of
+	// type FLOW_CONTROL_ERROR if the sender violates the advertised
+	// connection or stream data limits" (here the session's protocol
+	// error).
 	if !errors.Is(err, ErrProtocol) {
 		t.Fatalf("segments past the window: err = %v, want ErrProtocol", err)
 	}
+	// RFC 9000 §2.2: "Delivering an ordered byte stream requires that an
+	// endpoint buffer any data that is received out of order, up to the
+	// advertised flow control limit."
 	if h := sp.held(); h > 1<<20 {
 		t.Errorf("held %d bytes against a %d-byte window", h, 1<<20)
 	}
@@ -150,6 +157,9 @@ func TestAckCostBoundedByRanges(t *testing.T) {
 	if el > 50*time.Millisecond && !raceEnabled { // the race detector slows every access ~50×
 		t.Errorf("10,000 Acks over %d holes took %v, want < 50 ms", holes, el)
 	}
+	// RFC 9000 §13.2.3: "A receiver limits the number of ACK Ranges
+	// (Section 19.3.1) it remembers and sends in ACK frames, both to limit
+	// the size of ACK frames and to avoid resource exhaustion."
 	if len(a.Ranges) != wire.MaxAckRanges {
 		t.Errorf("Ack carries %d ranges, want %d", len(a.Ranges), wire.MaxAckRanges)
 	}

@@ -128,6 +128,10 @@ func TestRegressionStreamsFreed(t *testing.T) {
 				}()
 			}
 		}()
+		// RFC 9000 §4.6: "Implementations might choose to increase limits
+		// as streams are closed, to keep the number of streams available
+		// to peers roughly consistent." Each of the n streams opens at
+		// once (OpenStream, which does not wait for credit).
 		for i := range n {
 			st, err := tb.cli.OpenStream()
 			if err != nil {
@@ -167,6 +171,9 @@ func TestRegressionUnreadStreamBlocksOthers(t *testing.T) {
 		msg := strings.Repeat("x", 100<<10)
 		go func() { st.Write([]byte(msg)); st.Close() }()
 		accept(t, tb.srv, time.Second) // the hog, never read
+		// RFC 9000 §4.1: "Stream flow control, which prevents a single stream
+		// from consuming the entire receive buffer for a connection by limiting
+		// the amount of data that can be sent on each stream."
 		other := accept(t, tb.srv, 5*time.Second)
 		if got := readAll(t, other, 5*time.Second); string(got) != msg {
 			t.Errorf("second stream read %d bytes, want %d", len(got), len(msg))
