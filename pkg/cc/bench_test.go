@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/mpqsched/mpqsched/internal/alloctest"
 )
 
 // benchPaths are n random coupled paths, fixed by the seed.
@@ -22,8 +24,8 @@ func TestNoAllocations(t *testing.T) {
 	for _, c := range all(t) {
 		for _, n := range []int{1, 2, 4, 8} {
 			paths := benchPaths(n)
-			if a := testing.AllocsPerRun(100, func() { c.Acked(n-1, 1200, paths); c.Lost(0, paths) }); a != 0 {
-				t.Errorf("%s with %d paths: %v allocations per call", c.Name(), n, a)
+			if a := alloctest.Mallocs(100, func() { c.Acked(n-1, 1200, paths); c.Lost(0, paths) }); a != 0 {
+				t.Errorf("%s with %d paths: %d allocations in 100 calls, want 0", c.Name(), n, a)
 			}
 		}
 	}

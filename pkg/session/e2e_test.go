@@ -161,6 +161,9 @@ func TestRedundantCopiesDeliveredOnce(t *testing.T) {
 	if p[1].BytesSent < unique/5 || det.Server.RedundantBytes < unique/5 {
 		t.Errorf("slow path sent %d bytes, %d redundant, for %d unique: want copies at its own pace", p[1].BytesSent, det.Server.RedundantBytes, unique)
 	}
+	// RFC 9000 §2.2: "An endpoint could receive data for a stream at the
+	// same stream offset multiple times. Data that has already been
+	// received can be discarded."
 	c := det.Client
 	if c.DeliveredBytes != unique {
 		t.Errorf("delivered %d bytes in order, want each of %d unique bytes once", c.DeliveredBytes, unique)
@@ -193,6 +196,9 @@ func TestEverySchedulerLossy20MB(t *testing.T) {
 func TestReorderBufferBounded(t *testing.T) {
 	const window = 128 << 10
 	res, det := transfer(t, bench.Run{Scheduler: "roundrobin", Paths: hetero(0), Bytes: 8 << 20, Seed: 17, RecvWindow: window})
+	// RFC 9000 §2.2: "Delivering an ordered byte stream requires that an
+	// endpoint buffer any data that is received out of order, up to the
+	// advertised flow control limit."
 	if det.Client.MaxReorderBytes > window {
 		t.Errorf("reorder buffer peaked at %d bytes, window %d", det.Client.MaxReorderBytes, window)
 	}

@@ -192,6 +192,9 @@ func TestStreamLimit(t *testing.T) {
 		default:
 		}
 		// Both ends finish the first stream: the server grants one more.
+		// RFC 9000 §4.6: "Implementations might choose to increase limits
+		// as streams are closed, to keep the number of streams available
+		// to peers roughly consistent."
 		peer, err := tb.srv.AcceptStream(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -3,14 +3,19 @@ package session
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
+	"net"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/quicvarint"
 
+	"github.com/mpqsched/mpqsched/pkg/certs"
 	"github.com/mpqsched/mpqsched/pkg/emu"
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
@@ -274,6 +279,11 @@ func TestJoinReplayRefused(t *testing.T) {
 // Issue 10, item 5: forged Initials each created connection state. Under a
 // burst of new connections the listener answers with Retries (address
 // validation), and a client still gets through them.
+//
+// Issue 19, finding 11: "The second half of TestAddressValidation passes
+// without any Retry." The server's socket now counts the Retry packets it
+// sends and the client's Initials that carry a token: with ValidateAlways
+// the session is set up through a Retry, and with ValidateNever without.
 func TestAddressValidation(t *testing.T) {
 	l := &Listener{cfg: Config{RetryAbove: 3}}
 	var got []bool
@@ -283,16 +293,118 @@ func TestAddressValidation(t *testing.T) {
 	if want := []bool{false, false, false, true, true}; !equalBools(got, want) {
 		t.Errorf("ValidateUnderLoad over 5 connections in a second: %v, want %v", got, want)
 	}
-	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 2, &Config{AddressValidation: ValidateAlways})
-		defer tb.close()
-		st, _ := tb.cli.OpenStream()
-		st.Write([]byte("through a Retry"))
-		st.Close()
-		if got := readAll(t, accept(t, tb.srv, 5*time.Second), 5*time.Second); string(got) != "through a Retry" {
-			t.Errorf("read %q", got)
+	for _, tc := range []struct {
+		av    AddressValidation
+		retry bool
+	}{
+		{ValidateAlways, true},
+		{ValidateNever, false},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			retries, tokens := retriesToConnect(t, tc.av)
+			// A client whose first flight spans several Initials may
+			// draw one Retry for each; "A client MUST accept and
+			// process at most one Retry packet" (RFC 9000 §17.2.5.2).
+			if tc.retry && (retries == 0 || tokens == 0) || !tc.retry && (retries != 0 || tokens != 0) {
+				t.Errorf("AddressValidation %d: the server sent %d Retries and the client %d Initials with a token; want a Retry: %v",
+					tc.av, retries, tokens, tc.retry)
+			}
+		})
+	}
+}
+
+// retriesToConnect sets up a session with the listener's AddressValidation
+// set to av and carries one stream through it. It returns how many Retry
+// packets the server sent and how many Initial packets carrying a token
+// (RFC 9000 §8.1.2: "the client MUST include the token in all Initial
+// packets it sends") the client sent.
+func retriesToConnect(t *testing.T, av AddressValidation) (retries, tokens int) {
+	link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
+	topo, err := emu.NewTopology(1, emu.PathSpec{Up: link, Down: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Close()
+	pair, err := certs.SelfSigned("mpqsched.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvConn, cliConn := &packetCounter{Conn: topo.Server}, &packetCounter{Conn: topo.Clients[0]}
+	ln, err := Listen(srvConn, pair.Server, &Config{AddressValidation: av})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cli, err := Dial(context.Background(), cliConn, topo.Server.LocalAddr(), pair.Client, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.CloseWithError(nil)
+	st, _ := cli.OpenStream()
+	st.Write([]byte("through a Retry"))
+	st.Close()
+	srv, err := ln.Accept(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, accept(t, srv, 5*time.Second), 5*time.Second); string(got) != "through a Retry" {
+		t.Errorf("read %q", got)
+	}
+	return int(srvConn.retries.Load()), int(cliConn.tokenInitials.Load())
+}
+
+// packetCounter is an emulated socket that counts the QUIC Retry packets,
+// and the Initial packets that carry a token, written through it.
+type packetCounter struct {
+	*emu.Conn
+	retries       atomic.Int64
+	tokenInitials atomic.Int64
+}
+
+func (c *packetCounter) WriteTo(p []byte, addr net.Addr) (int, error) {
+	switch typ, token := longHeader(p); typ {
+	case "Retry":
+		c.retries.Add(1)
+	case "Initial":
+		if token > 0 {
+			c.tokenInitials.Add(1)
 		}
-	})
+	}
+	return c.Conn.WriteTo(p, addr)
+}
+
+// longHeader returns the type of the first QUIC packet in datagram p
+// ("Initial", "Retry", or "" for any other) and an Initial's token length.
+// RFC 9000 §17.2: a long header has the form bit (0x80) set, the type in
+// bits 0x30, then a 32-bit version and the two connection IDs, each after
+// its length byte; §17.2.2: an Initial then carries a variable-length token
+// length and the token; §17.2.5: "A Retry packet uses a long packet header
+// with a type value of 0x03". RFC 9369 §3.2 numbers QUIC version 2's types
+// differently: Initial 0b01, Retry 0b00.
+func longHeader(p []byte) (typ string, token uint64) {
+	if len(p) < 6 || p[0]&0x80 == 0 {
+		return "", 0
+	}
+	bits := p[0] >> 4 & 3
+	switch v := binary.BigEndian.Uint32(p[1:5]); {
+	case v == 1 && bits == 3, v == 0x6b3343cf && bits == 0:
+		return "Retry", 0
+	case v == 1 && bits == 0, v == 0x6b3343cf && bits == 1:
+	default:
+		return "", 0
+	}
+	rest := p[5:]
+	for range 2 { // destination and source connection IDs
+		if len(rest) < 1 || len(rest) < 1+int(rest[0]) {
+			return "", 0
+		}
+		rest = rest[1+int(rest[0]):]
+	}
+	n, _, err := quicvarint.Parse(rest)
+	if err != nil {
+		return "", 0
+	}
+	return "Initial", n
 }
 
 func equalBools(a, b []bool) bool {

@@ -30,7 +30,9 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 
 // The read loop delivers every segment of the data stream, in place or
 // copied, in order or not, whatever the read sizes; it stops with io.EOF at
-// the stream's clean end.
+// the stream's clean end. RFC 9000 §2.2: "STREAM frame boundaries are not
+// expected to be preserved when data is transmitted, retransmitted after
+// packet loss, or delivered to the application at a receiver."
 func TestReadSegments(t *testing.T) {
 	for _, maxRead := range []int{1, 700, 5000, 64 << 10} {
 		sp := newScriptedPeer(t, nil)

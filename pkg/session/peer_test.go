@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
@@ -107,9 +108,16 @@ func TestOverlappingSegmentsRefused(t *testing.T) {
 			break
 		}
 	}
+	// RFC 9000 §4.1: "A receiver MUST close the connection with an error of
+	// type FLOW_CONTROL_ERROR if the sender violates the advertised
+	// connection or stream data limits" (here the session's protocol
+	// error).
 	if !errors.Is(err, ErrProtocol) {
 		t.Fatalf("segments past the window: err = %v, want ErrProtocol", err)
 	}
+	// RFC 9000 §2.2: "Delivering an ordered byte stream requires that an
+	// endpoint buffer any data that is received out of order, up to the
+	// advertised flow control limit."
 	if h := sp.held(); h > 1<<20 {
 		t.Errorf("held %d bytes against a %d-byte window", h, 1<<20)
 	}
@@ -149,6 +157,9 @@ func TestAckCostBoundedByRanges(t *testing.T) {
 	if el > 50*time.Millisecond && !raceEnabled { // the race detector slows every access ~50×
 		t.Errorf("10,000 Acks over %d holes took %v, want < 50 ms", holes, el)
 	}
+	// RFC 9000 §13.2.3: "A receiver limits the number of ACK Ranges
+	// (Section 19.3.1) it remembers and sends in ACK frames, both to limit
+	// the size of ACK frames and to avoid resource exhaustion."
 	if len(a.Ranges) != wire.MaxAckRanges {
 		t.Errorf("Ack carries %d ranges, want %d", len(a.Ranges), wire.MaxAckRanges)
 	}
@@ -186,6 +197,13 @@ func TestAckRequestsRateLimited(t *testing.T) {
 // session never panics, holds at most its window in the reorder buffer and
 // its stream table within the stream credit, and every error it reports is
 // a protocol error that closes it.
+//
+// Issue 19, finding 11: "FuzzSessionReceive stalls ... because the session
+// under test runs real goroutines and timers." Each script runs in its own
+// synctest bubble: the session's clock, its deadline timers and the
+// goroutine its close starts are all virtual, the script must take no
+// virtual time (nothing in the session waits), and the bubble ends only
+// once every goroutine the session started has returned.
 func FuzzSessionReceive(f *testing.F) {
 	rec := func(t byte, id, n uint64, data string) []byte {
 		return append(wire.AppendRecordHeader(nil, t, id, n), data...)
@@ -200,62 +218,75 @@ func FuzzSessionReceive(f *testing.F) {
 	f.Add([]byte{0, 3, wire.RecMaxStreams, 0x80, 0, 1, 9, 2, 0, 5, 1})
 	f.Add([]byte{3, 0, 7, 0, 9, 3, 1, 2, 3})
 	f.Fuzz(func(t *testing.T, script []byte) {
-		sp := newScriptedPeer(t, &Config{RecvWindow: InitialWindow, MaxStreams: 4})
-		var segs []wire.Segment
-		next := func() int {
-			if len(script) == 0 {
-				return 0
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			receiveScript(t, script)
+			if d := time.Since(start); d != 0 {
+				t.Fatalf("the script took %v of virtual time: something in the session waited", d)
 			}
-			b := script[0]
-			script = script[1:]
-			return int(b)
-		}
-		for len(script) > 0 {
-			var err error
-			switch next() % 6 {
-			case 0: // records
-				n := next()
-				n = min(n, len(script))
-				sp.records(script[:n])
-				script = script[n:]
-			case 1: // cut a segment
-				if n := next(); len(sp.pend) > 0 {
-					segs = append(segs, sp.cut(1+n*64))
-				}
-			case 2: // deliver a cut segment (kept: it may come again)
-				if k := next(); len(segs) > 0 {
-					err = sp.segment(segs[k%len(segs)])
-				}
-			case 3: // a raw segment
-				seq, off, n := uint64(next()), uint64(next())<<8|uint64(next()), next()
-				n = min(n, len(script))
-				if n > 0 {
-					err = sp.segment(wire.Segment{Seq: seq, Offset: off, Payload: script[:n]})
-				}
-				script = script[n:]
-			case 4: // a datagram
-				n := min(next(), len(script))
-				err = sp.datagram(script[:n])
-				script = script[n:]
-			case 5: // the application reads, cancels or closes
-				sp.app(next())
-			}
-			if err != nil {
-				if !errors.Is(err, ErrProtocol) {
-					t.Fatalf("error %v is not a protocol error", err)
-				}
-				sp.s.mu.Lock()
-				sp.s.slots[0], sp.s.npaths = nil, 0 // no QUIC connection to close
-				sp.s.mu.Unlock()
-				sp.s.fail(err)
-				if sp.s.Err() == nil {
-					t.Fatal("the session survived a protocol error")
-				}
-				return
-			}
-			sp.check()
-		}
+		})
 	})
+}
+
+// receiveScript plays one FuzzSessionReceive script against a fresh scripted
+// session, and closes the session.
+func receiveScript(t *testing.T, script []byte) {
+	sp := newScriptedPeer(t, &Config{RecvWindow: InitialWindow, MaxStreams: 4})
+	defer sp.close()
+	var segs []wire.Segment
+	next := func() int {
+		if len(script) == 0 {
+			return 0
+		}
+		b := script[0]
+		script = script[1:]
+		return int(b)
+	}
+	for len(script) > 0 {
+		var err error
+		switch next() % 6 {
+		case 0: // records
+			n := next()
+			n = min(n, len(script))
+			sp.records(script[:n])
+			script = script[n:]
+		case 1: // cut a segment
+			if n := next(); len(sp.pend) > 0 {
+				segs = append(segs, sp.cut(1+n*64))
+			}
+		case 2: // deliver a cut segment (kept: it may come again)
+			if k := next(); len(segs) > 0 {
+				err = sp.segment(segs[k%len(segs)])
+			}
+		case 3: // a raw segment
+			seq, off, n := uint64(next()), uint64(next())<<8|uint64(next()), next()
+			n = min(n, len(script))
+			if n > 0 {
+				err = sp.segment(wire.Segment{Seq: seq, Offset: off, Payload: script[:n]})
+			}
+			script = script[n:]
+		case 4: // a datagram
+			n := min(next(), len(script))
+			err = sp.datagram(script[:n])
+			script = script[n:]
+		case 5: // the application reads, cancels or closes
+			sp.app(next())
+		}
+		if err != nil {
+			if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("error %v is not a protocol error", err)
+			}
+			sp.s.mu.Lock()
+			sp.s.slots[0], sp.s.npaths = nil, 0 // no QUIC connection to close
+			sp.s.mu.Unlock()
+			sp.s.fail(err)
+			if sp.s.Err() == nil {
+				t.Fatal("the session survived a protocol error")
+			}
+			return
+		}
+		sp.check()
+	}
 }
 
 // app lets the application act on the session's streams.

@@ -1,11 +1,16 @@
 package session
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mpqsched/mpqsched/internal/alloctest"
+)
 
 // A reorder buffer that fills one hole after another (a segment arrives
 // ahead of the next in-order one, which then arrives and releases it, as on
 // two paths of different RTTs) allocates nothing once warm: the runs array
-// and the runs' buffer lists are reused.
+// and the runs' buffer lists are reused. (Not counted under the race
+// detector, where sync.Pool drops a quarter of the segment buffers' Puts.)
 func TestReorderFillDrainAllocs(t *testing.T) {
 	var rb reorderBuf
 	next, off := uint64(0), uint64(0)
@@ -28,7 +33,7 @@ func TestReorderFillDrainAllocs(t *testing.T) {
 		rb.recycle(run.bufs)
 		next, off = next+2, off+2*DefaultSegmentSize
 	}
-	if a := testing.AllocsPerRun(1000, step); a != 0 {
-		t.Errorf("%v allocations per hole filled, want 0", a)
+	if a := alloctest.Mallocs(1000, step); a != 0 && !raceEnabled {
+		t.Errorf("%d allocations in 1000 holes filled, want 0", a)
 	}
 }

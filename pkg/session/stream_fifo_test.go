@@ -3,6 +3,8 @@ package session
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/mpqsched/mpqsched/internal/alloctest"
 )
 
 // The FIFO returns streams in the order pushed, against a slice model.
@@ -43,12 +45,12 @@ func TestStreamFIFORotateAllocs(t *testing.T) {
 	for i := range 5 {
 		q.Push(&Stream{id: uint64(i)})
 	}
-	if a := testing.AllocsPerRun(1000, func() { q.Push(q.Pop()) }); a != 0 {
-		t.Errorf("rotation: %v allocations, want 0", a)
+	if a := alloctest.Mallocs(1000, func() { q.Push(q.Pop()) }); a != 0 {
+		t.Errorf("rotation: %d allocations in 1000, want 0", a)
 	}
 	one := streamFIFO{}
 	one.Push(&Stream{})
-	if a := testing.AllocsPerRun(1000, func() { one.Push(one.Pop()) }); a != 0 {
-		t.Errorf("rotation of one stream: %v allocations, want 0", a)
+	if a := alloctest.Mallocs(1000, func() { one.Push(one.Pop()) }); a != 0 {
+		t.Errorf("rotation of one stream: %d allocations in 1000, want 0", a)
 	}
 }

@@ -142,6 +142,9 @@ func TestUnreadStreamIsolation(t *testing.T) {
 	alone, hogged := run(false), run(true)
 	ratio := alone.Seconds() / hogged.Seconds()
 	t.Logf("10 MB alone in %v, beside an unread stream in %v: %.3f of the goodput", alone, hogged, ratio)
+	// RFC 9000 §4.1: "Stream flow control, which prevents a single stream
+	// from consuming the entire receive buffer for a connection by limiting
+	// the amount of data that can be sent on each stream."
 	if ratio < 0.8 {
 		t.Errorf("beside an unread stream the transfer keeps %.3f of its goodput, want ≥ 0.8", ratio)
 	}

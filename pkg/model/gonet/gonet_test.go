@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpqsched/mpqsched/internal/alloctest"
 	"github.com/mpqsched/mpqsched/pkg/model/internal/modeltest"
 	"github.com/mpqsched/mpqsched/sched/edar"
 	"github.com/mpqsched/mpqsched/sched/schedtest"
@@ -74,8 +75,8 @@ func TestModelQDoesNotAllocate(t *testing.T) {
 	n := load(t, "a")
 	s := modeltest.State(rand.New(rand.NewPCG(1, 1)), 3)
 	var q [2]float32
-	if a := testing.AllocsPerRun(100, func() { n.Q(&s, &q) }); a != 0 {
-		t.Fatalf("Q allocates %v times", a)
+	if a := alloctest.Mallocs(100, func() { n.Q(&s, &q) }); a != 0 {
+		t.Fatalf("Q: %d allocations in 100 calls, want 0", a)
 	}
 	s.N = 0
 	if err := n.Q(&s, &q); err == nil {
