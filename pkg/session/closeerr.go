@@ -67,6 +67,32 @@ const (
 	maxCloseReason                            = 512
 )
 
+// A clean close (Close, codeNoError) says how much arrived: its reason
+// phrase is "closed; received N", N the number of segments (sequence
+// numbers 0 to N−1) received in order. The peer takes them as acknowledged
+// when it decides whether its data all arrived (finding 3), so a final Ack
+// that was lost does not turn a complete transfer into an error. A reason
+// without it (an older peer) is read as N = 0.
+const cleanClosePrefix = "closed; received "
+
+func cleanCloseReason(next uint64) string {
+	return cleanClosePrefix + strconv.FormatUint(next, 10)
+}
+
+// receivedBelow is N from a clean close's reason, or 0 if it has none or
+// one above sent (the sequence numbers this end used).
+func receivedBelow(reason string, sent uint64) uint64 {
+	num, ok := strings.CutPrefix(reason, cleanClosePrefix)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || n > sent {
+		return 0
+	}
+	return n
+}
+
 // appCloseReason is the reason phrase carrying e (see codeApplication).
 func appCloseReason(e *ApplicationError) string {
 	r := e.Reason

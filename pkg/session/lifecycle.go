@@ -158,6 +158,8 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 		code, msg = codeApplication, appCloseReason(ae)
 	case err != nil:
 		msg = err.Error()
+	case code == codeNoError:
+		msg = cleanCloseReason(s.rcv.next)
 	}
 	drain := min(max(3*pto, minDrain), maxDrain)
 	go func() {
@@ -197,7 +199,7 @@ func (s *Session) peerClosedLocked(ae *quic.ApplicationError) {
 	var err error
 	if ae.ErrorCode == codeApplication {
 		err = parseAppClose(ae.ErrorMessage)
-	} else if n := s.unackedBytesLocked(); n > 0 || s.streams.finsPending > 0 {
+	} else if n := s.unackedBytesLocked(receivedBelow(ae.ErrorMessage, s.snd.nextSeq)); n > 0 || s.streams.finsPending > 0 {
 		err = fmt.Errorf("%w: %d bytes this end wrote were never acknowledged", ErrUnacknowledged, n)
 	}
 	s.life.state = lifeDraining
@@ -220,7 +222,11 @@ func (s *Session) dataFramedLocked() {
 // bytes (stream data with its framing, and the control records among it)
 // up to the end of the last data framed that are not acknowledged. It is
 // at most SendBuffer per stream plus MaxUnackedBytes.
-func (s *Session) unackedBytesLocked() uint64 {
+//
+// Segments below seq rcvd count as acknowledged: the peer's clean close
+// said it received them all (cleanCloseReason), even if its last Ack was
+// lost.
+func (s *Session) unackedBytesLocked(rcvd uint64) uint64 {
 	sn := &s.snd
 	end := s.life.dataEnd
 	n := s.streams.queued
@@ -228,7 +234,7 @@ func (s *Session) unackedBytesLocked() uint64 {
 		n += end - sn.pendOff
 	}
 	for q := sn.base; q < sn.nextSeq; q++ {
-		if g := sn.get(q); g != nil && !g.acked && g.off < end {
+		if g := sn.get(q); g != nil && !g.acked && g.off < end && q >= rcvd {
 			n += min(g.off+g.size, end) - g.off
 		}
 	}

@@ -472,7 +472,7 @@ func (s *Session) Close() error {
 	var err error
 	switch {
 	case timedOut:
-		err = fmt.Errorf("%w (%d bytes never acknowledged)", errCloseTimedOut, s.unackedBytesLocked())
+		err = fmt.Errorf("%w (%d bytes never acknowledged)", errCloseTimedOut, s.unackedBytesLocked(0))
 	case s.closed && s.closeErr != nil && !s.drainedLocked():
 		err = s.closeErr
 	}
