@@ -15,6 +15,38 @@
 // A client Dials with its first path and adds more with AddPath; every join
 // is authenticated with an HMAC keyed by the TLS exporter of the first path's
 // connection, so nobody without that key can attach a path to the session.
+//
+// # Lifecycle and errors
+//
+// A session is open until Close (graceful: it waits for its data to be
+// acknowledged), CloseWithError (an abort with an application's code and
+// reason, which the peer sees as an *ApplicationError with Remote set), the
+// peer's close, or an error of its own (ErrProtocol, ErrAckTimeout, ...).
+// Then Done is closed, Context is cancelled with the reason as its cause,
+// Err returns it, every blocked call returns, and the sockets the session
+// owns close after a short drain (lifecycle.go). A peer's clean close while
+// data written here is unacknowledged ends the session with
+// ErrUnacknowledged, never silently.
+//
+// # Concurrency
+//
+// Every method of Session, Listener and Stream is safe for concurrent use
+// by several goroutines, with these rules:
+//   - A Stream's Read may run beside its Write, and beside calls on other
+//     streams; two concurrent Reads (or two Writes) on one stream interleave
+//     unpredictably, as on a net.Conn.
+//   - Close, CloseWithError and Listener.Close may be called from any
+//     goroutine, any number of times; only the first counts. They must not
+//     be called from a scheduler or an observer.
+//   - Config.Logf runs on a goroutine of its own, with no lock of the
+//     session or listener held: it may call Stats, Paths, Refused and the
+//     like. Messages wait in a bounded queue (256; more are counted and
+//     dropped).
+//   - The PathEvents channel is never written with a blocking send: an
+//     application that does not keep up loses the oldest events
+//     (PathEvent.Dropped counts them).
+//   - The scheduler (Config.Scheduler, NewScheduler) and its observers are
+//     called with the session's lock held and must not call the session.
 package session
 
 import (
@@ -328,8 +360,8 @@ type Session struct {
 	wake       chan struct{} // pokes the send loop
 	ackWake    chan struct{} // pokes the ack loop
 	wg         sync.WaitGroup
-	life       lifecycle // open → closing/draining → closed, and what the session owns (lifecycle.go)
-	log        logQueue  // Config.Logf, called outside every lock (logq.go)
+	life       lifecycle  // open → closing/draining → closed, and what the session owns (lifecycle.go)
+	log        logQueue   // Config.Logf, called outside every lock (logq.go)
 	events     pathEvents // PathEvents (events.go)
 
 	snd sender
