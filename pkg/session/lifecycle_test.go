@@ -52,7 +52,10 @@ func TestCloseDuringAddPathClosesItsSocket(t *testing.T) {
 			time.Sleep(at)
 			tb.cli.CloseWithError(0, "")
 			select {
-			case <-joined:
+			case err := <-joined:
+				if err != nil && !errors.Is(err, ErrClosed) {
+					t.Errorf("close at %v: AddPath: %v, want nil or ErrClosed", at, err)
+				}
 			case <-time.After(time.Second):
 				t.Fatalf("close at %v: AddPath still joining 1 s after the session closed", at)
 			}

@@ -37,7 +37,8 @@
 //     unpredictably, as on a net.Conn.
 //   - Close, CloseWithError and Listener.Close may be called from any
 //     goroutine, any number of times; only the first counts. They must not
-//     be called from a scheduler or an observer.
+//     be called from Config.Logf (they wait for the log queue to empty), a
+//     scheduler or an observer.
 //   - Config.Logf runs on a goroutine of its own, with no lock of the
 //     session or listener held: it may call Stats, Paths, Refused and the
 //     like. Messages wait in a bounded queue (256; more are counted and
