@@ -138,7 +138,11 @@ type Config struct {
 	RetryAbove        int               // Listener: new connections per second above which ValidateUnderLoad sends Retries
 
 	QlogDir string // if set, one qlog file per path connection is written there
-	Logf    func(format string, args ...any)
+	// Logf, if set, receives the session's (or Listener's) log messages,
+	// in order, on a goroutine of its own with no lock of the session or
+	// listener held, so it may call Stats, Refused and the like. At most
+	// 256 messages wait; more are dropped and counted.
+	Logf func(format string, args ...any)
 
 	// OpportunisticReinjection, when the peer's receive window blocks new
 	// data, sends the segments holding the window back again on a path
