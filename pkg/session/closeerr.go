@@ -27,7 +27,7 @@ type ApplicationErrorCode uint64
 // *quic.ApplicationError, whose code is the session's internal code.
 type ApplicationError struct {
 	Code   ApplicationErrorCode
-	Reason string // at most maxCloseReason bytes travel to the peer
+	Reason string // the first 512 bytes (cut at a UTF-8 boundary) travel to the peer
 	Remote bool   // the peer closed the session
 }
 

@@ -328,7 +328,9 @@ var (
 	ErrRefused       = errors.New("session: refused by the server (a limit was reached)")
 )
 
-// Application error codes used when closing path connections.
+// Application error codes used when closing path connections: the session's
+// internal codes. An application's own close travels as codeApplication
+// (closeerr.go), with its code in the reason phrase, so the two never mix.
 const (
 	codeNoError      quic.ApplicationErrorCode = 0
 	codeProtocol     quic.ApplicationErrorCode = 1
