@@ -373,7 +373,7 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 		finish(false)
 		return fail(err)
 	}
-	defer s.CloseWithError(nil)
+	defer s.CloseWithError(0, "")
 	// Further paths join while the download starts on the first one.
 	joinCtx, stopJoin := context.WithCancel(ctx)
 	joined := make(chan int, 1)
@@ -385,7 +385,7 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 		joined <- mpfile.JoinPaths(joinCtx, s, pcs[min(1, len(pcs)):], remote, extraBackup, c.o.connectTimeout, c.logf)
 	}()
 	defer func() { stopJoin(); <-joined }()
-	stopOnCancel := context.AfterFunc(ctx, func() { s.CloseWithError(context.Cause(ctx)) })
+	stopOnCancel := context.AfterFunc(ctx, func() { s.CloseWithError(0, "cancelled: "+context.Cause(ctx).Error()) })
 	defer stopOnCancel()
 	var d mpfile.Download
 	// The longest wait for in-order bytes, from the request to the last byte

@@ -173,7 +173,7 @@ func (c *clientCmd) dialAuto(ctx context.Context, remote *net.UDPAddr, cfg *sess
 			c.logf("path %v: a backup by -backup, but the first path cannot be one", ep)
 		}
 		if err = a.m.Attach(recordingJoiner{s, a}, ep, s.Paths()[0]); err != nil {
-			s.CloseWithError(err)
+			s.CloseWithError(0, err.Error())
 			break
 		}
 		return s, a, stop, nil

@@ -32,7 +32,7 @@ func dialOne(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config) (*sessio
 		pc.Close()
 		return nil, nil, err
 	}
-	return s, func() { s.CloseWithError(nil); pc.Close() }, nil
+	return s, func() { s.CloseWithError(0, ""); pc.Close() }, nil
 }
 
 // onSessions dials n one-path sessions at once, runs f on each in its own

@@ -394,7 +394,7 @@ func loadDownload(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, wan
 	if err != nil {
 		return 0, err
 	}
-	defer s.CloseWithError(nil)
+	defer s.CloseWithError(0, "")
 	signal()
 	<-gate
 	start := time.Now()

@@ -185,7 +185,7 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	if err != nil {
 		return nil, err
 	}
-	defer cli.CloseWithError(nil)
+	defer cli.CloseWithError(0, "")
 	extra := slices.Clone(topo.Clients[1:]) // before a hook may add paths
 	if r.Hooks.Started != nil {
 		r.Hooks.Started(topo, cli)
@@ -385,7 +385,7 @@ func fetch(ctx context.Context, s *session.Session, r Run, start time.Time) (int
 		return 0, false, err
 	}
 	st.Close()
-	stop := context.AfterFunc(ctx, func() { s.CloseWithError(ctx.Err()) })
+	stop := context.AfterFunc(ctx, func() { s.CloseWithError(0, ctx.Err().Error()) })
 	defer stop()
 	h := sha256.New()
 	buf := make([]byte, 64<<10)

@@ -85,7 +85,7 @@ func emuServeCfg(t *testing.T, srv *Server, srvCfg, cfg *session.Config) *sessio
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		s.CloseWithError(nil)
+		s.CloseWithError(0, "")
 		srv.Close()
 		<-served
 		topo.Close()

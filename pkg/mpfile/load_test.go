@@ -155,7 +155,7 @@ func loadClient(ctx context.Context, remote net.Addr, pair *certs.Pair, want []b
 	if err != nil {
 		return err
 	}
-	defer s.CloseWithError(nil)
+	defer s.CloseWithError(0, "")
 	var joinErr string
 	if n := JoinPaths(ctx, s, pcs[1:], remote, nil, 30*time.Second, func(f string, a ...any) { joinErr = fmt.Sprintf(f, a...) }); n != loadPaths-1 {
 		return fmt.Errorf("%d of %d extra paths joined: %s", n, loadPaths-1, joinErr)

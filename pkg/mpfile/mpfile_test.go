@@ -274,7 +274,7 @@ func TestPathDownInProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.CloseWithError(nil)
+		defer s.CloseWithError(0, "")
 		if n := JoinPaths(ctx, s, []net.PacketConn{topo.Clients[1]}, remote, nil, 5*time.Second, t.Logf); n != 1 {
 			t.Fatalf("%d paths joined", n)
 		}

@@ -120,7 +120,7 @@ func (sv *Server) Serve(ln *session.Listener) error {
 		sv.mu.Lock()
 		if sv.closed {
 			sv.mu.Unlock()
-			s.CloseWithError(ErrShutdown)
+			s.CloseWithError(0, ErrShutdown.Error())
 			return nil
 		}
 		sv.sessions[s] = struct{}{}
@@ -242,7 +242,7 @@ func (sv *Server) Close() error {
 	ln := sv.ln
 	sv.mu.Unlock()
 	for _, s := range ss {
-		s.CloseWithError(ErrShutdown)
+		s.CloseWithError(0, ErrShutdown.Error())
 	}
 	sv.httpLn.Close()
 	sv.httpSrv.Close()

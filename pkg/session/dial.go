@@ -119,6 +119,8 @@ func DialPath(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *
 		return nil, err
 	}
 	if err := s.attach(p); err != nil {
+		p.conn.CloseWithError(codeInternal, err.Error())
+		s.disown(p.qtr)
 		return nil, err
 	}
 	s.run()
@@ -126,28 +128,40 @@ func DialPath(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *
 }
 
 // AddPath dials the session's server over pc (a different local endpoint)
-// and joins the new connection to the session. It owns pc from then on.
+// and joins the new connection to the session. It owns pc from then on,
+// also when it fails. Closing the session cancels a join in progress
+// (AddPath then returns ErrClosed) and closes pc.
 func (s *Session) AddPath(ctx context.Context, pc net.PacketConn, remote net.Addr, opts PathOptions) (sched.PathID, error) {
 	if !s.isClient {
+		pc.Close()
 		return 0, errors.New("session: only the client adds paths")
 	}
+	ctx, cancel := s.withLife(ctx)
+	defer cancel()
 	s.mu.Lock()
 	if s.npaths >= s.cfg.MaxPaths {
 		s.mu.Unlock()
+		pc.Close()
 		return 0, ErrTooManyPaths
 	}
 	s.mu.Unlock()
 	var j wire.Join
 	j.SessionID = s.id
 	if _, err := rand.Read(j.Nonce[:]); err != nil {
+		pc.Close()
 		return 0, err
 	}
 	p, err := s.dialPath(ctx, pc, remote, &j, opts)
 	if err != nil {
+		if context.Cause(ctx) == ErrClosed {
+			err = ErrClosed
+		}
 		return 0, err
 	}
 	if err := s.attach(p); err != nil {
-		p.conn.CloseWithError(codeInternal, err.Error())
+		// The server may have attached it: remove it there as one path.
+		p.conn.CloseWithError(codePathRemoved, err.Error())
+		s.disown(p.qtr)
 		return 0, err
 	}
 	return p.id, nil
@@ -166,26 +180,31 @@ const (
 // On failure the transport and pc are closed.
 func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Addr, join *wire.Join, opts PathOptions) (*path, error) {
 	tr := &quic.Transport{Conn: tolerateUnreachable(pc)}
+	// Owned from the start (lifecycle.go): a close that begins while the
+	// path joins closes it with the others.
+	if err := s.own(tr); err != nil {
+		closeTransport(tr)
+		return nil, err
+	}
 	backoff := dialBackoff
 	for attempt := 1; ; attempt++ {
 		p, err := s.dialAttempt(ctx, tr, remote, join, opts)
 		if err == nil {
-			s.mu.Lock()
-			s.owned = append(s.owned, tr)
-			s.mu.Unlock()
 			p.qtr, p.remote = tr, remote
 			return p, nil
 		}
 		var te *quic.TransportError
 		if !errors.As(err, &te) || te.ErrorCode != quic.ConnectionRefused || attempt == dialAttempts {
-			closeTransport(tr)
+			s.disown(tr)
 			return nil, err
 		}
-		s.cfg.Logf("session: %v refused a path (attempt %d of %d); retrying in %v", remote, attempt, dialAttempts, backoff)
+		s.logf("session: %v refused a path (attempt %d of %d); retrying in %v", remote, attempt, dialAttempts, backoff)
+		t := time.NewTimer(backoff)
 		select {
-		case <-time.After(backoff):
+		case <-t.C:
 		case <-ctx.Done():
-			closeTransport(tr)
+			t.Stop()
+			s.disown(tr)
 			return nil, ctx.Err()
 		}
 		backoff *= 2

@@ -45,7 +45,8 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			if lastRecv.After(p.failedAt) && pto == 0 {
 				p.failed = false
 				p.lastProgress = now
-				s.cfg.Logf("session %x: path %d live again", s.id[:4], p.id)
+				s.logf("session %x: path %d live again", s.id[:4], p.id)
+				s.pathEventLocked(p, PathRecovered)
 			}
 			continue
 		}
@@ -65,7 +66,8 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		if now.Sub(progress) >= timeout || pto >= ptoFailed || hinted {
 			p.failed, p.failedAt = true, now
 			s.stats.pathFailures++
-			s.cfg.Logf("session %x: path %d potentially failed (no progress for %v, PTO count %d)", s.id[:4], p.id, now.Sub(progress), pto)
+			s.logf("session %x: path %d potentially failed (no progress for %v, PTO count %d)", s.id[:4], p.id, now.Sub(progress), pto)
+			s.pathEventLocked(p, PathFailed)
 			s.reinjectLocked(p, now)
 			continue
 		}

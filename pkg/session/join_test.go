@@ -80,7 +80,7 @@ func newTestbedCfgs(t *testing.T, seed int64, srvCfg, cliCfg *Config, join bool,
 }
 
 func (tb *testbed) close() {
-	tb.cli.CloseWithError(nil)
+	tb.cli.CloseWithError(0, "")
 	tb.ln.Close()
 	tb.topo.Close()
 }
@@ -115,7 +115,7 @@ func TestForgedJoinRejected(t *testing.T) {
 		if n := len(tb.srv.Paths()); n != 1 {
 			t.Errorf("server session has %d paths after a forged join, want 1", n)
 		}
-		evil.CloseWithError(nil)
+		evil.CloseWithError(0, "")
 
 		// The genuine client can still join a path with the right key.
 		pc2, _, err := tb.topo.AddPath(emu.PathSpec{})

@@ -168,7 +168,7 @@ func TestSessionLimits(t *testing.T) {
 		var sess []*Session
 		defer func() {
 			for _, s := range sess {
-				s.CloseWithError(nil)
+				s.CloseWithError(0, "")
 			}
 		}()
 		port := uint16(20000)

@@ -41,6 +41,7 @@ type Listener struct {
 	refused  int            // connections refused by a limit
 	newConns rateCounter    // new connections per second, for AddressValidation
 	limits   limitLog
+	log      logQueue // Config.Logf, called outside l.mu (logq.go)
 }
 
 // Listen accepts sessions on pc, which the Listener owns from then on.
@@ -64,8 +65,9 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 		done:     make(chan struct{}),
 		sessions: make(map[[wire.SessionIDLen]byte]*Session),
 		perIP:    make(map[string]int),
-		limits:   limitLog{logf: c.Logf},
 	}
+	l.log.logf = c.Logf
+	l.limits.logf = l.log.printf // event runs under l.mu
 	l.tr = &quic.Transport{
 		Conn:                pc,
 		VerifySourceAddress: l.verifySource,
@@ -124,10 +126,11 @@ func (l *Listener) Close() error {
 	l.mu.Unlock()
 	l.ln.Close()
 	for _, s := range ss {
-		s.CloseWithError(ErrClosed)
+		s.abort(ErrClosed)
 	}
 	err := closeTransport(l.tr)
 	l.wg.Wait()
+	l.log.wait()
 	return err
 }
 
@@ -272,7 +275,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		}
 		l.mu.Unlock()
 		if !ok {
-			l.cfg.Logf("session: rejected a join from %v", conn.RemoteAddr())
+			l.log.printf("session: rejected a join from %v", conn.RemoteAddr())
 			conn.CloseWithError(codeJoinRejected, "join rejected")
 			return
 		}
@@ -289,7 +292,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		conn.CloseWithError(codeInternal, err.Error())
 		if first {
 			l.forget(s)
-			s.CloseWithError(err) // ends any join that attached meanwhile
+			s.abort(err) // ends any join that attached meanwhile
 		}
 	}
 	out, err := conn.OpenUniStream()

@@ -198,7 +198,15 @@ func (s *Session) datagramLoop(p *path) {
 	for {
 		b, err := p.conn.ReceiveDatagram(context.Background())
 		if err != nil {
-			return // the connection is gone; readLoop reports it
+			// The connection is gone; readLoop reports it, except the
+			// peer's close of the whole session, decided here once every
+			// datagram that came before it (its last Ack) was handled.
+			if ae, ok := peerCloseCode(err); ok {
+				s.mu.Lock()
+				s.peerClosedLocked(ae)
+				s.mu.Unlock()
+			}
+			return
 		}
 		if err := s.datagramReceived(&d, b); err != nil {
 			s.fail(err)
@@ -294,6 +302,10 @@ func (s *Session) attach(p *path) error {
 		s.setStatusLocked(p, true) // the peer's scheduler must know too
 	}
 	s.rcv.ackDue = p.lastProgress // announce the whole receive window at once
+	if s.firstConn == nil {
+		s.firstConn = p.conn
+	}
+	s.pathEventLocked(p, PathJoined)
 	s.mu.Unlock()
 	poke(s.ackWake)
 	p.tr.setWake(s.wake)
@@ -312,15 +324,13 @@ func (s *Session) pathGone(p *path, err error) {
 	if s.closed || s.slots[p.slot] != p {
 		return
 	}
-	s.cfg.Logf("session %x: path %d gone: %v", s.id[:4], p.id, err)
-	var ae *quic.ApplicationError
-	if errors.As(err, &ae) && ae.Remote && ae.ErrorCode == codeNoError {
-		// The peer closed the whole session cleanly (it removes single
-		// paths with codePathRemoved): close the other paths too rather
-		// than wait for their close to get through.
-		s.closeLocked(nil, codeNoError)
+	if _, ok := peerCloseCode(err); ok {
+		// The peer closed the whole session (it removes single paths with
+		// codePathRemoved): the path's datagramLoop ends the session once
+		// it has handled the datagrams that came before the close.
 		return
 	}
+	s.logf("session %x: path %d gone: %v", s.id[:4], p.id, err)
 	s.removeLocked(p, s.now())
 	if s.npaths == 0 {
 		s.closeLocked(errors.Join(ErrNoPaths, err), codeInternal)
@@ -333,6 +343,7 @@ func (s *Session) removeLocked(p *path, now time.Time) {
 	s.snd.pathRemoved(p.slot)
 	s.slots[p.slot] = nil
 	s.npaths--
+	s.pathEventLocked(p, PathRemoved)
 	p.queue = nil
 	poke(p.notify)
 	poke(s.wake)

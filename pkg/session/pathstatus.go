@@ -35,7 +35,11 @@ func (s *Session) SetPathStatus(id sched.PathID, status PathStatus) error {
 
 // setStatusLocked records this end's wish for p and queues it for the peer.
 func (s *Session) setStatusLocked(p *path, backup bool) {
+	was := p.backup || p.peerBackup
 	p.backup = backup
+	if (p.backup || p.peerBackup) != was {
+		s.pathEventLocked(p, PathStatusChanged)
+	}
 	p.statusSeq++
 	if !p.statusQueued {
 		p.statusQueued = true
@@ -51,7 +55,11 @@ func (rs *recordSink) PathStatus(id uint64, seq uint64, backup bool) error {
 	for _, p := range s.slots {
 		if p != nil && uint64(p.id) == id {
 			if seq+1 > p.peerSeq {
+				was := p.backup || p.peerBackup
 				p.peerSeq, p.peerBackup = seq+1, backup
+				if (p.backup || p.peerBackup) != was {
+					s.pathEventLocked(p, PathStatusChanged)
+				}
 				poke(s.wake)
 			}
 			return nil

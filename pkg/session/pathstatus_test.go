@@ -99,7 +99,7 @@ func TestFirstPathBackup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer cli.CloseWithError(nil)
+		defer cli.CloseWithError(0, "")
 		srv, err := tb.ln.Accept(context.Background())
 		if err != nil {
 			t.Fatal(err)

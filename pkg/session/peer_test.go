@@ -65,7 +65,7 @@ func (sp *scriptedPeer) close() {
 	sp.s.mu.Lock()
 	sp.s.slots[0], sp.s.npaths = nil, 0
 	sp.s.mu.Unlock()
-	sp.s.CloseWithError(nil)
+	sp.s.CloseWithError(0, "")
 }
 
 // held is the reorder buffer's occupancy, bytes.

@@ -118,7 +118,9 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 // rejoinPath replaces p by a fresh connection on the same socket, joined
 // to the session, and removes p. On failure p stays and probing goes on.
 func (s *Session) rejoinPath(p *path) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.HandshakeTimeout)
+	// The session's context: Close cancels the dial (finding 6 of issue
+	// 19: with context.Background, Close waited for it).
+	ctx, cancel := context.WithTimeout(s.life.ctx, s.cfg.HandshakeTimeout)
 	defer cancel()
 	j := &wire.Join{SessionID: s.id}
 	rand.Read(j.Nonce[:])
@@ -130,7 +132,7 @@ func (s *Session) rejoinPath(p *path) {
 	defer s.mu.Unlock()
 	p.probe = probeState{}
 	if err != nil {
-		s.cfg.Logf("session %x: path %d: joining again after an outage failed: %v", s.id[:4], p.id, err)
+		s.logf("session %x: path %d: joining again after an outage failed: %v", s.id[:4], p.id, err)
 		return
 	}
 	np.qtr, np.remote = p.qtr, p.remote
@@ -138,14 +140,14 @@ func (s *Session) rejoinPath(p *path) {
 		go np.conn.CloseWithError(codePathRemoved, "path removed")
 		return
 	}
-	s.cfg.Logf("session %x: path %d back after an outage: joined again as path %d", s.id[:4], p.id, np.id)
+	s.logf("session %x: path %d back after an outage: joined again as path %d", s.id[:4], p.id, np.id)
 	s.stats.rejoins++
 	s.removeLocked(p, s.now())
 	s.mu.Unlock()
 	err = s.attach(np)
 	s.mu.Lock()
 	if err != nil {
-		go np.conn.CloseWithError(codeInternal, err.Error())
+		go np.conn.CloseWithError(codePathRemoved, err.Error())
 	}
 }
 

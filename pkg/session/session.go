@@ -15,6 +15,39 @@
 // A client Dials with its first path and adds more with AddPath; every join
 // is authenticated with an HMAC keyed by the TLS exporter of the first path's
 // connection, so nobody without that key can attach a path to the session.
+//
+// # Lifecycle and errors
+//
+// A session is open until Close (graceful: it waits for its data to be
+// acknowledged), CloseWithError (an abort with an application's code and
+// reason, which the peer sees as an *ApplicationError with Remote set), the
+// peer's close, or an error of its own (ErrProtocol, ErrAckTimeout, ...).
+// Then Done is closed, Context is cancelled with the reason as its cause,
+// Err returns it, every blocked call returns, and the sockets the session
+// owns close after a short drain (lifecycle.go). A peer's clean close while
+// data written here is unacknowledged ends the session with
+// ErrUnacknowledged, never silently.
+//
+// # Concurrency
+//
+// Every method of Session, Listener and Stream is safe for concurrent use
+// by several goroutines, with these rules:
+//   - A Stream's Read may run beside its Write, and beside calls on other
+//     streams; two concurrent Reads (or two Writes) on one stream interleave
+//     unpredictably, as on a net.Conn.
+//   - Close, CloseWithError and Listener.Close may be called from any
+//     goroutine, any number of times; only the first counts. They must not
+//     be called from Config.Logf (they wait for the log queue to empty), a
+//     scheduler or an observer.
+//   - Config.Logf runs on a goroutine of its own, with no lock of the
+//     session or listener held: it may call Stats, Paths, Refused and the
+//     like. Messages wait in a bounded queue (256; more are counted and
+//     dropped).
+//   - The PathEvents channel is never written with a blocking send: an
+//     application that does not keep up loses the oldest events
+//     (PathEvent.Dropped counts them).
+//   - The scheduler (Config.Scheduler, NewScheduler) and its observers are
+//     called with the session's lock held and must not call the session.
 package session
 
 import (
@@ -105,7 +138,11 @@ type Config struct {
 	RetryAbove        int               // Listener: new connections per second above which ValidateUnderLoad sends Retries
 
 	QlogDir string // if set, one qlog file per path connection is written there
-	Logf    func(format string, args ...any)
+	// Logf, if set, receives the session's (or Listener's) log messages,
+	// in order, on a goroutine of its own with no lock of the session or
+	// listener held, so it may call Stats, Refused and the like. At most
+	// 256 messages wait; more are dropped and counted.
+	Logf func(format string, args ...any)
 
 	// OpportunisticReinjection, when the peer's receive window blocks new
 	// data, sends the segments holding the window back again on a path
@@ -291,7 +328,9 @@ var (
 	ErrRefused       = errors.New("session: refused by the server (a limit was reached)")
 )
 
-// Application error codes used when closing path connections.
+// Application error codes used when closing path connections: the session's
+// internal codes. An application's own close travels as codeApplication
+// (closeerr.go), with its code in the reason phrase, so the two never mix.
 const (
 	codeNoError      quic.ApplicationErrorCode = 0
 	codeProtocol     quic.ApplicationErrorCode = 1
@@ -328,7 +367,9 @@ type Session struct {
 	wake       chan struct{} // pokes the send loop
 	ackWake    chan struct{} // pokes the ack loop
 	wg         sync.WaitGroup
-	owned      []*quic.Transport // client side: transports this session closes
+	life       lifecycle  // open → closing/draining → closed, and what the session owns (lifecycle.go)
+	log        logQueue   // Config.Logf, called outside every lock (logq.go)
+	events     pathEvents // PathEvents (events.go)
 
 	snd sender
 	rcv receiver
@@ -337,6 +378,7 @@ type Session struct {
 	now        func() time.Time // the session's clock (time.Now; tests may inject another)
 	lastActive time.Time        // when a stream was last open or data in flight (IdleTimeout)
 	srcIP      string           // server side: the first path's source IP (Listener.perIP)
+	firstConn  *quic.Conn       // the first path's connection (ConnectionState), set once
 
 	streams streamSet
 
@@ -361,6 +403,8 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 		now:      time.Now,
 	}
 	s.lastActive = s.start
+	s.life.init()
+	s.log.logf = cfg.Logf
 	s.obs, _ = sch.(sched.Observer)
 	s.robs, _ = sch.(sched.ReceiverObserver)
 	s.cond = sync.NewCond(&s.mu)
@@ -386,7 +430,11 @@ func (s *Session) Scheduler() string { return s.sch.Name() }
 // Done is closed when the session has ended.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
-// Err is why the session ended, or nil while it runs or after a clean Close.
+// Err is why the session ended, or nil while it runs or after a clean end:
+// this end's Close once everything it wrote was acknowledged, or the peer's
+// Close once everything this end wrote was acknowledged (otherwise
+// ErrUnacknowledged with the count). After CloseWithError it is an
+// *ApplicationError (Remote tells which end closed).
 func (s *Session) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -407,6 +455,10 @@ func (s *Session) fail(err error) {
 	s.mu.Unlock()
 }
 
+// logf queues a message for Config.Logf, which runs outside every lock
+// (logq.go); it may be called with s.mu held.
+func (s *Session) logf(format string, args ...any) { s.log.printf(format, args...) }
+
 func codeForErr(err error) quic.ApplicationErrorCode {
 	switch {
 	case err == nil:
@@ -417,65 +469,15 @@ func codeForErr(err error) quic.ApplicationErrorCode {
 	return codeInternal
 }
 
-// closeLocked ends the session. Path connections are closed from a goroutine
-// so that no quic-go call happens under s.mu.
-func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
-	if s.closed {
-		return
-	}
-	if err != nil {
-		s.cfg.Logf("session %x: closing: %v", s.id[:4], err)
-	}
-	s.closed = true
-	s.closeErr = err
-	s.sample(s.now(), true)
-	close(s.done)
-	s.cond.Broadcast()
-	s.streams.wakeAll()
-	var conns []*quic.Conn
-	var pto time.Duration
-	for i, p := range s.slots {
-		if p != nil {
-			conns = append(conns, p.conn)
-			s.slots[i] = nil
-			p.tr.mu.Lock()
-			pto = max(pto, p.tr.srtt+max(4*p.tr.rttVar, time.Millisecond)+maxAckDelay)
-			p.tr.mu.Unlock()
-		}
-	}
-	s.npaths = 0
-	owned := s.owned
-	msg := "closed"
-	if err != nil {
-		msg = err.Error()
-	}
-	go func() {
-		for _, c := range conns {
-			c.CloseWithError(code, msg)
-		}
-		if len(owned) == 0 {
-			return
-		}
-		// RFC 9000 §10.2.1: a closing endpoint answers the peer's packets
-		// with its CONNECTION_CLOSE for three PTOs, which quic-go does only
-		// while the Transport runs. Closing the sockets at once would
-		// leave a peer whose copy of the close was lost (and maybe the
-		// final Ack too) waiting for its idle timeout.
-		// A timer, not a sleeping goroutine: a synctest bubble may end
-		// (its emulator closed, which stops the Transports) before it fires.
-		time.AfterFunc(min(max(3*pto, minDrain), maxDrain), func() {
-			for _, t := range owned {
-				closeTransport(t)
-			}
-		})
-	}()
-}
-
 // Close ends the session gracefully: it waits until every byte written on
 // every stream (and every stream's end) has been acknowledged, as long as
 // acknowledgements keep coming (it gives up after Config.CloseTimeout
 // without progress), then sends a last Ack on every path and closes them.
-// It returns once the session's goroutines have stopped.
+// It returns once the session's goroutines have stopped, with nil if
+// everything written was acknowledged; otherwise with an error that says
+// how many bytes were not: the close timeout, ErrUnacknowledged when the
+// peer closed first, or the error that ended the session. Safe for
+// concurrent use; only the first close counts.
 func (s *Session) Close() error {
 	var timer *time.Timer
 	defer func() {
@@ -509,7 +511,7 @@ func (s *Session) Close() error {
 	var err error
 	switch {
 	case timedOut:
-		err = errCloseTimedOut
+		err = fmt.Errorf("%w (%d bytes never acknowledged)", errCloseTimedOut, s.unackedBytesLocked(0))
 	case s.closed && s.closeErr != nil && !s.drainedLocked():
 		err = s.closeErr
 	}
@@ -527,17 +529,8 @@ func (s *Session) Close() error {
 		s.closeLocked(nil, codeNoError)
 	}
 	s.mu.Unlock()
-	s.wg.Wait()
+	s.waitClosed()
 	return err
-}
-
-// CloseWithError aborts the session at once.
-func (s *Session) CloseWithError(err error) error {
-	s.mu.Lock()
-	s.closeLocked(err, codeInternal)
-	s.mu.Unlock()
-	s.wg.Wait()
-	return nil
 }
 
 // LocalAddr is the local address of the session's first current path.

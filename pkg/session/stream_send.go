@@ -173,6 +173,7 @@ func (s *Session) fillLocked(target int) {
 				return
 			}
 			sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], wire.RecFin, st.id, 0))
+			s.dataFramedLocked()
 			snd.state = sendDone
 			ss.finsPending--
 			ss.popReady(false)
@@ -187,6 +188,7 @@ func (s *Session) fillLocked(target int) {
 		n = min(n, uint64(room-hl))
 		sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], wire.RecData, st.id, n))
 		snd.buf.moveTo(&sn.pend, int(n))
+		s.dataFramedLocked()
 		snd.framed += n
 		ss.queued -= n
 		st.wcond.Broadcast()
