@@ -339,7 +339,7 @@ func retriesToConnect(t *testing.T, av AddressValidation) (retries, tokens int) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.CloseWithError(nil)
+	defer cli.CloseWithError(0, "")
 	st, _ := cli.OpenStream()
 	st.Write([]byte("through a Retry"))
 	st.Close()

@@ -231,7 +231,7 @@ func TestRegressionConfigValidation(t *testing.T) {
 		err = recoverErr(func() error {
 			s, err := Dial(ctx, deadConn{}, remote, pair.Client, &tc.cfg)
 			if err == nil {
-				s.CloseWithError(nil)
+				s.CloseWithError(0, "")
 			}
 			return err
 		})
