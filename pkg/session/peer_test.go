@@ -261,8 +261,7 @@ func FuzzSessionReceive(f *testing.F) {
 // app lets the application act on the session's streams.
 func (sp *scriptedPeer) app(op int) {
 	s := sp.s
-	select {
-	case st := <-s.streams.acceptQ:
+	if st := tryAccept(s); st != nil {
 		switch op % 3 {
 		case 0:
 			st.SetReadDeadline(time.Now())
@@ -273,8 +272,14 @@ func (sp *scriptedPeer) app(op int) {
 			st.Write([]byte("reply"))
 			st.Close()
 		}
-	default:
 	}
+}
+
+// tryAccept returns the first stream in s's accept queue, or nil.
+func tryAccept(s *Session) *Stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams.acceptLocked(bidi)
 }
 
 // check asserts the session's bounds.
@@ -289,7 +294,13 @@ func (sp *scriptedPeer) check() {
 	if r.buffered > r.window+ctrlReserve {
 		sp.t.Fatalf("streams hold %d unread bytes, window %d", r.buffered, r.window)
 	}
-	if n := uint64(s.streams.Len()); n > s.streams.maxStreams+s.streams.nextLocal {
-		sp.t.Fatalf("%d streams kept with a limit of %d", n, s.streams.maxStreams)
+	ss := &s.streams
+	if n := uint64(ss.Len()); n > ss.peer[bidi].max+ss.peer[uni].max+ss.local[bidi].next+ss.local[uni].next {
+		sp.t.Fatalf("%d streams kept with limits of %d and %d", n, ss.peer[bidi].max, ss.peer[uni].max)
+	}
+	for k, ps := range ss.peer {
+		if uint64(ps.acceptQ.Len()) > ps.max {
+			sp.t.Fatalf("accept queue of type %d holds %d streams, limit %d", k, ps.acceptQ.Len(), ps.max)
+		}
 	}
 }

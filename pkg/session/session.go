@@ -42,6 +42,7 @@ const (
 	DefaultSendBuffer     = 1 << 20   // application bytes buffered before Write blocks
 	DefaultMaxPaths       = 8         // paths per session
 	DefaultMaxStreams     = 256       // concurrently open peer-initiated streams
+	DefaultMaxUniStreams  = 100       // concurrently open peer-initiated unidirectional streams (quic-go's default)
 	DefaultStreamWindow   = 512 << 10 // initial receive window of each stream, bytes (quic-go's initial stream window)
 	DefaultAckDelay       = 5 * time.Millisecond
 	DefaultAckEvery       = 8 // segments received before an immediate Ack
@@ -84,6 +85,7 @@ type Config struct {
 	SendBuffer      int                    // application bytes buffered before Stream.Write blocks
 	MaxPaths        int                    // largest number of paths (≤ sched.MaxPaths)
 	MaxStreams      int                    // largest number of open peer-initiated streams (the peer waits for credit beyond it)
+	MaxUniStreams   int                    // the same for unidirectional streams, with its own credit (0: DefaultMaxUniStreams)
 	StreamWindow    int                    // initial receive window of each stream, bytes (≤ RecvWindow; auto-tuned up to MaxStreamWindow)
 	MaxStreamWindow int                    // largest receive window of one stream, bytes (0: RecvWindow)
 	AckDelay        time.Duration          // longest wait before acknowledging received segments
@@ -155,6 +157,7 @@ func (c *Config) withDefaults() (Config, error) {
 	set(&d.SendBuffer, DefaultSendBuffer)
 	set(&d.MaxPaths, DefaultMaxPaths)
 	set(&d.MaxStreams, DefaultMaxStreams)
+	set(&d.MaxUniStreams, DefaultMaxUniStreams)
 	set(&d.MaxStreamWindow, d.RecvWindow)
 	set(&d.StreamWindow, min(DefaultStreamWindow, d.MaxStreamWindow))
 	if d.AckDelay == 0 {
@@ -216,6 +219,7 @@ func (d *Config) checkRanges() error {
 		{"SendBuffer", int64(d.SendBuffer), maxRecvWindow},
 		{"MaxPaths", int64(d.MaxPaths), sched.MaxPaths},
 		{"MaxStreams", int64(d.MaxStreams), maxStreamsCap},
+		{"MaxUniStreams", int64(d.MaxUniStreams), maxStreamsCap},
 		{"StreamWindow", int64(d.StreamWindow), maxRecvWindow},
 		{"MaxStreamWindow", int64(d.MaxStreamWindow), maxRecvWindow},
 		{"AckDelay", int64(d.AckDelay), int64(time.Second)},

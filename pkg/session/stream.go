@@ -35,9 +35,15 @@ type Stream struct {
 	recv streamRecv // guarded by s.mu
 	send streamSend // guarded by s.mu
 
-	ctl     ctlBits // control records to send for this stream
-	inReady bool    // queued in streamSet.ready
-	inCtl   bool    // queued in streamSet.ctl
+	ctl       ctlBits // control records to send for this stream
+	inReady   bool    // queued in streamSet.ready
+	inCtl     bool    // queued in streamSet.ctl
+	accepted  bool    // opened locally, or handed to the application by Accept
+	forgotten bool    // both sides done: removed from streamSet.byID
+
+	ctx       context.Context         // Context's, made on first use (nil before)
+	ctxCancel context.CancelCauseFunc // cancels ctx
+	ctxCause  error                   // why the send side ended (nil: open)
 }
 
 // StreamError is the error of a stream cancelled by either end: a Read after
@@ -195,55 +201,79 @@ func (s *Session) rearm(timer *time.Timer, t time.Time, c *sync.Cond) *time.Time
 	})
 }
 
-// OpenStream opens a new stream without waiting; the peer learns of it with
-// its first record. While the peer's stream credit is used up it returns
-// ErrStreamLimitReached (OpenStreamSync waits instead).
+// OpenStream opens a new bidirectional stream without waiting; the peer
+// learns of it with its first record. While the peer's stream credit is used
+// up it returns ErrStreamLimitReached (OpenStreamSync waits instead). Safe
+// for concurrent use.
 func (s *Session) OpenStream() (*Stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.streams.openLocked()
+	return s.streams.openLocked(bidi)
 }
 
-// OpenStreamSync opens a new stream, waiting for the peer's stream credit
-// until ctx is done or the session ends.
+// OpenStreamSync opens a new bidirectional stream, waiting for the peer's
+// stream credit until ctx is done or the session ends. Safe for concurrent
+// use; waiting callers get streams in no particular order.
 func (s *Session) OpenStreamSync(ctx context.Context) (*Stream, error) {
+	return s.openSync(ctx, bidi)
+}
+
+// openSync opens a stream of type k, waiting for credit until ctx is done
+// or the session ends.
+func (s *Session) openSync(ctx context.Context, k int) (*Stream, error) {
+	ls := &s.streams.local[k]
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
-		s.streams.openCond.Broadcast()
+		ls.cond.Broadcast()
 		s.mu.Unlock()
 	})
 	defer stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
-		st, err := s.streams.openLocked()
+		st, err := s.streams.openLocked(k)
 		if !errors.Is(err, ErrStreamLimitReached) {
 			return st, err
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		s.streams.openCond.Wait()
+		ls.cond.Wait()
 	}
 }
 
-// AcceptStream waits for a stream opened by the peer, in the order of their
-// IDs, until ctx is done or the session ends.
+// AcceptStream waits for a bidirectional stream opened by the peer, in the
+// order of their IDs, until ctx is done or the session ends (streams that
+// arrived before the end are still returned). A stream the peer opened
+// keeps its share of the peer's stream credit (Config.MaxStreams) until it
+// was accepted and both its sides are done, so a peer that opens streams
+// faster than the application accepts them waits for credit. Safe for
+// concurrent use.
 func (s *Session) AcceptStream(ctx context.Context) (*Stream, error) {
-	select {
-	case st := <-s.streams.acceptQ:
-		return st, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-s.done:
-		select {
-		case st := <-s.streams.acceptQ:
-			return st, nil
-		default:
-		}
+	return s.accept(ctx, bidi)
+}
+
+// accept waits for a peer stream of type k.
+func (s *Session) accept(ctx context.Context, k int) (*Stream, error) {
+	ps := &s.streams.peer[k]
+	for {
 		s.mu.Lock()
-		defer s.mu.Unlock()
-		return nil, s.closedErrLocked()
+		if st := s.streams.acceptLocked(k); st != nil {
+			s.mu.Unlock()
+			return st, nil
+		}
+		if s.closed {
+			err := s.closedErrLocked()
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.mu.Unlock()
+		select {
+		case <-ps.signal:
+		case <-s.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 

@@ -204,7 +204,12 @@ func (rs *recordSink) StreamStopSending(id uint64, code uint64) error {
 }
 
 func (rs *recordSink) MaxStreams(n uint64) error {
-	(*Session)(rs).streams.maxStreamsReceived(n)
+	(*Session)(rs).streams.maxStreamsReceived(bidi, n)
+	return nil
+}
+
+func (rs *recordSink) MaxUniStreams(n uint64) error {
+	(*Session)(rs).streams.maxStreamsReceived(uni, n)
 	return nil
 }
 

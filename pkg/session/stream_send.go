@@ -221,8 +221,10 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 		if ps.backup {
 			n |= 1
 		}
-	case ss.ctlMaxStream:
-		typ, id = wire.RecMaxStreams, ss.peerLimit
+	case ss.peer[bidi].maxDue:
+		typ, id = wire.RecMaxStreams, ss.peer[bidi].limit
+	case ss.peer[uni].maxDue:
+		typ, id = wire.RecMaxUniStreams, ss.peer[uni].limit
 	default:
 		st = ss.ctl[0]
 		switch {
@@ -243,8 +245,10 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 		ps.statusQueued = false
 		ss.statusQ[0] = nil
 		ss.statusQ = ss.statusQ[1:]
-	case st == nil:
-		ss.ctlMaxStream = false
+	case typ == wire.RecMaxStreams:
+		ss.peer[bidi].maxDue = false
+	case typ == wire.RecMaxUniStreams:
+		ss.peer[uni].maxDue = false
 	case typ == wire.RecReset:
 		st.ctl &^= ctlReset
 	case typ == wire.RecStopSending:
@@ -265,5 +269,5 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 
 // ctlPending reports whether control records wait to be framed.
 func (ss *streamSet) ctlPending() bool {
-	return ss.ctlMaxStream || len(ss.ctl) > 0 || len(ss.statusQ) > 0
+	return ss.peer[bidi].maxDue || ss.peer[uni].maxDue || len(ss.ctl) > 0 || len(ss.statusQ) > 0
 }
