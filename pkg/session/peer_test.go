@@ -23,7 +23,7 @@ type scriptedPeer struct {
 
 // newScriptedPeer returns a server-side session (no goroutines, one fake
 // path) and the peer that talks to it. The peer granted the session 100
-// streams of 256 KiB.
+// bidirectional and 100 unidirectional streams of 256 KiB.
 func newScriptedPeer(t testing.TB, cfg *Config) *scriptedPeer {
 	c, err := cfg.withDefaults()
 	if err != nil {
@@ -33,7 +33,7 @@ func newScriptedPeer(t testing.TB, cfg *Config) *scriptedPeer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.streams.peerParams(wire.Params{MaxStreams: 100, StreamWindow: 256 << 10})
+	s.streams.peerParams(wire.Params{MaxStreams: 100, StreamWindow: 256 << 10, MaxUniStreams: 100})
 	p := &path{tr: &tracer{}, notify: make(chan struct{}, 1)}
 	s.slots[0] = p
 	s.npaths = 1
@@ -199,8 +199,18 @@ func FuzzSessionReceive(f *testing.F) {
 	f.Add([]byte{0, 4, wire.RecStopSending, 4, 7, 0, 1, 255, 2, 0})
 	f.Add([]byte{0, 3, wire.RecMaxStreams, 0x80, 0, 1, 9, 2, 0, 5, 1})
 	f.Add([]byte{3, 0, 7, 0, 9, 3, 1, 2, 3})
+	// Unidirectional streams: the client's (ID 2, 6), one beyond the credit
+	// of 2 (ID 10), records for directions they lack, and the uni credit.
+	var u []byte
+	u = append(u, rec(wire.RecData, 2, 3, "uni")...)
+	u = append(u, rec(wire.RecFin, 6, 0, "")...)
+	u = append(u, rec(wire.RecMaxUniStreams, 4, 0, "")...)
+	f.Add(append([]byte{0, byte(len(u))}, append(u, 1, 0, 2, 0, 5, 4, 5, 7)...))
+	f.Add(append([]byte{0, 3}, append(rec(wire.RecFin, 10, 0, ""), 1, 0, 2, 0)...))
+	f.Add(append([]byte{0, 3}, append(rec(wire.RecStopSending, 2, 1, ""), 1, 0, 2, 0)...))
+	f.Add(append([]byte{0, 3}, append(rec(wire.RecFin, 3, 0, ""), 1, 0, 2, 0)...))
 	f.Fuzz(func(t *testing.T, script []byte) {
-		sp := newScriptedPeer(t, &Config{RecvWindow: InitialWindow, MaxStreams: 4})
+		sp := newScriptedPeer(t, &Config{RecvWindow: InitialWindow, MaxStreams: 4, MaxUniStreams: 2})
 		var segs []wire.Segment
 		next := func() int {
 			if len(script) == 0 {
@@ -261,6 +271,20 @@ func FuzzSessionReceive(f *testing.F) {
 // app lets the application act on the session's streams.
 func (sp *scriptedPeer) app(op int) {
 	s := sp.s
+	if op&1 == 1 { // a unidirectional stream
+		s.mu.Lock()
+		st := s.streams.acceptLocked(uni)
+		s.mu.Unlock()
+		if st != nil {
+			if op&2 == 0 {
+				st.SetReadDeadline(time.Now())
+				st.Read(make([]byte, 1+op*100))
+			} else {
+				st.CancelRead(uint64(op))
+			}
+		}
+		return
+	}
 	if st := tryAccept(s); st != nil {
 		switch op % 3 {
 		case 0:

@@ -118,6 +118,7 @@ func (s *Session) closeSendLocked(st *Stream) {
 		return
 	}
 	st.send.state = sendClosing
+	s.sendEndedLocked(st, ErrStreamClosed)
 	s.streams.finsPending++
 	s.streams.markReady(st)
 	st.wcond.Broadcast() // a blocked Write returns what it queued
@@ -137,6 +138,7 @@ func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 	ss.state = sendDone
 	ss.code = code
 	ss.err = &StreamError{StreamID: st.id, ErrorCode: code, Remote: remote}
+	s.sendEndedLocked(st, ss.err)
 	s.streams.markCtl(st, ctlReset)
 	st.wcond.Broadcast()
 	s.streams.maybeFree(st)

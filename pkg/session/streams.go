@@ -254,9 +254,12 @@ func (ss *streamSet) maxStreamsReceived(k int, n uint64) {
 	}
 }
 
-// wakeAll wakes every blocked stream operation (the session ended).
+// wakeAll wakes every blocked stream operation and cancels every stream's
+// Context (the session ended).
 func (ss *streamSet) wakeAll() {
+	err := ss.s.closedErrLocked()
 	for _, st := range ss.byID {
+		ss.s.sendEndedLocked(st, err)
 		st.rcond.Broadcast()
 		st.wcond.Broadcast()
 	}
