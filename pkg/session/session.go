@@ -86,8 +86,8 @@ type Config struct {
 	MaxPaths        int                    // largest number of paths (≤ sched.MaxPaths)
 	MaxStreams      int                    // largest number of open peer-initiated streams (the peer waits for credit beyond it)
 	MaxUniStreams   int                    // the same for unidirectional streams, with its own credit (0: DefaultMaxUniStreams)
-	StreamWindow    int                    // initial receive window of each stream, bytes (≤ RecvWindow; auto-tuned up to MaxStreamWindow)
-	MaxStreamWindow int                    // largest receive window of one stream, bytes (0: RecvWindow)
+	StreamWindow    int                    // initial receive window of each stream, bytes (≤ MaxStreamWindow; auto-tuned up to MaxStreamWindow)
+	MaxStreamWindow int                    // largest receive window of one stream, bytes (≤ 2/3 of RecvWindow, the default: see maxStreamWindow)
 	AckDelay        time.Duration          // longest wait before acknowledging received segments
 	ReportInterval  time.Duration          // receiver report period; negative disables reports
 	SeriesInterval  time.Duration          // sampling step of the metrics time series
@@ -158,7 +158,7 @@ func (c *Config) withDefaults() (Config, error) {
 	set(&d.MaxPaths, DefaultMaxPaths)
 	set(&d.MaxStreams, DefaultMaxStreams)
 	set(&d.MaxUniStreams, DefaultMaxUniStreams)
-	set(&d.MaxStreamWindow, d.RecvWindow)
+	set(&d.MaxStreamWindow, maxStreamWindow(d.RecvWindow))
 	set(&d.StreamWindow, min(DefaultStreamWindow, d.MaxStreamWindow))
 	if d.AckDelay == 0 {
 		d.AckDelay = DefaultAckDelay
@@ -195,6 +195,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("session: MaxPaths %d outside [1, %d]", d.MaxPaths, sched.MaxPaths)
 	case d.SendBuffer < d.SegmentSize:
 		return d, fmt.Errorf("session: SendBuffer %d smaller than a segment", d.SendBuffer)
+	case d.MaxStreamWindow > maxStreamWindow(d.RecvWindow):
+		return d, fmt.Errorf("session: MaxStreamWindow %d above 2/3 of RecvWindow %d: one unread stream could block the others", d.MaxStreamWindow, d.RecvWindow)
 	case d.StreamWindow < d.SegmentSize || d.StreamWindow > d.MaxStreamWindow:
 		return d, fmt.Errorf("session: StreamWindow %d outside [SegmentSize %d, MaxStreamWindow %d]", d.StreamWindow, d.SegmentSize, d.MaxStreamWindow)
 	}

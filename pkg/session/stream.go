@@ -11,8 +11,9 @@ import (
 )
 
 // Stream is a reliable, ordered, bidirectional byte stream multiplexed on the
-// session, shaped like a quic-go stream (RFC 9000 §2-3). Streams opened by
-// the client have even IDs, the server's odd.
+// session, shaped like a quic-go stream (RFC 9000 §2-3). Its ID's two low
+// bits say who opened it (0x1: the server) and its direction (0x2:
+// unidirectional; see SendStream and ReceiveStream).
 //
 // Each direction has its own state. The send side is open until Close (the
 // peer reads io.EOF after every byte written) or CancelWrite (the peer's
@@ -23,8 +24,19 @@ import (
 //
 // Flow control is per stream (the peer sends at most the stream's window
 // beyond what the application read; see Config.StreamWindow) and per
-// connection (Config.RecvWindow), so a stream nobody reads holds at most its
-// own window and never blocks the others.
+// connection (Config.RecvWindow). A stream's window is at most
+// Config.MaxStreamWindow, two thirds of the connection window, so one
+// stream nobody reads leaves at least a third of it to the others. Several
+// unread streams hold their windows each: streams never read keep their
+// initial window (Config.StreamWindow), and fewer than RecvWindow /
+// StreamWindow of them (7 with the defaults) leave the others room; more can
+// fill the connection window until the application reads or cancels them
+// (CancelRead releases a stream's share at once).
+//
+// A Stream is a net.Conn (LocalAddr and RemoteAddr are the session's first
+// path's); Close ends only the send side. All methods are safe for
+// concurrent use; concurrent Reads (or Writes) are served one at a time, in
+// no particular order.
 type Stream struct {
 	s  *Session
 	id uint64
@@ -134,8 +146,10 @@ func (st *Stream) Close() error {
 
 // CancelWrite abandons the send side (RFC 9000 RESET_STREAM): unsent data is
 // dropped, blocked and later Writes fail, and the peer's Read fails with a
-// *StreamError carrying code. Data the peer already received stays
-// delivered. It does nothing once the stream's end has gone out.
+// *StreamError carrying code. What the peer's application has read stays
+// read; what the peer received but its application had not read yet is
+// discarded (RFC 9000 §3.2), so the peer may see less than was sent. It
+// does nothing once the stream's end has gone out.
 func (st *Stream) CancelWrite(code uint64) {
 	s := st.s
 	s.mu.Lock()

@@ -16,6 +16,18 @@ const (
 	uni  = 1 // unidirectional streams
 )
 
+// maxStreamWindow is the largest receive window one stream may have on a
+// connection whose receive window is recv bytes: two thirds of it (quic-go's
+// connection window is 1.5× its stream window). A stream nobody reads holds
+// at most its window in the connection's, so at least recv/3 − ctrlReserve
+// bytes (17 KiB at the smallest RecvWindow, InitialWindow) stay for the
+// other streams: one unread stream never blocks another. Streams that are
+// never read keep their initial window (Config.StreamWindow: auto-tuning
+// grows a window only as the application reads), so k of them block the
+// others only once k × StreamWindow ≥ RecvWindow − ctrlReserve: with the
+// defaults (4 MiB, 512 KiB) 7 unread streams leave room, 8 fill the window.
+func maxStreamWindow(recv int) int { return recv / 3 * 2 }
+
 // streamSet is the session's table of streams and stream-count credit (RFC
 // 9000 §2.1, §3.2 and §4.6), guarded by Session.mu.
 //
