@@ -52,6 +52,8 @@ type Stream struct {
 	inCtl     bool    // queued in streamSet.ctl
 	accepted  bool    // opened locally, or handed to the application by Accept
 	forgotten bool    // both sides done: removed from streamSet.byID
+	waitRoom  bool    // a Write waits for send-budget room (stream_budget.go)
+	inRoomQ   bool    // queued in streamSet.roomQ
 
 	ctx       context.Context         // Context's, made on first use (nil before)
 	ctxCancel context.CancelCauseFunc // cancels ctx
@@ -120,9 +122,12 @@ func (st *Stream) Read(p []byte) (int, error) {
 }
 
 // Write queues p for sending. It blocks while the stream's send buffer
-// (Config.SendBuffer bytes) is full, until the write deadline. A Write that
-// Close or a cancellation interrupts returns the bytes it queued (they are
-// sent before the stream's end) and an error.
+// (Config.SendBuffer bytes) is full, or the session's streams buffer
+// Config.MaxSendBuffered bytes together, or (on a Listener's session) all
+// the Listener's sessions buffer Config.MaxListenerSendBuffered bytes,
+// until the write deadline. A Write that Close or a cancellation interrupts
+// returns the bytes it queued (they are sent before the stream's end) and
+// an error.
 func (st *Stream) Write(p []byte) (int, error) {
 	s := st.s
 	s.mu.Lock()

@@ -30,7 +30,7 @@ type streamRecv struct {
 
 func (r *streamRecv) init(window uint64) {
 	r.window, r.limit = window, window
-	r.buf.recycle = true
+	r.buf.recycle, r.buf.sparse = true, true
 }
 
 func (r *streamRecv) release() {

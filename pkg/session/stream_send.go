@@ -33,7 +33,7 @@ type streamSend struct {
 
 func (ss *streamSend) init(window uint64) {
 	ss.limit = window
-	ss.buf.recycle = true
+	ss.buf.recycle, ss.buf.sparse = true, true
 }
 
 func (ss *streamSend) done() bool { return ss.state == sendDone }
@@ -72,26 +72,38 @@ const (
 // consumed on arrival, never buffered, so the reserve frees up at once.
 const ctrlReserve = 4 << 10
 
-// streamWriteLocked is Stream.Write with s.mu held.
+// streamWriteLocked is Stream.Write with s.mu held. It waits on st.wcond,
+// with s.mu released, for room in the stream's buffer and in the send
+// budgets (stream_budget.go).
 func (s *Session) streamWriteLocked(st *Stream, p []byte) (int, error) {
 	ss := &st.send
 	written := 0
+	defer func() {
+		st.waitRoom = false
+		s.streams.wakeRoomLocked() // pass room this Write leaves on to the next
+	}()
 	for len(p) > 0 {
+		var n int
 		for {
 			if err := s.writeErrLocked(st); err != nil {
 				return written, err
 			}
-			if ss.buf.Len() < s.snd.bufCap {
-				break
+			if free := s.snd.bufCap - ss.buf.Len(); free > 0 {
+				if n = s.streams.reserveLocked(st, min(len(p), free)); n > 0 {
+					break
+				}
+			} else if st.waitRoom {
+				// Waiting for its own buffer, not for a budget: another
+				// Write may use the room it was woken for.
+				st.waitRoom = false
+				s.streams.wakeRoomLocked()
 			}
 			if !ss.deadline.IsZero() && !s.now().Before(ss.deadline) {
 				return written, os.ErrDeadlineExceeded
 			}
 			st.wcond.Wait()
 		}
-		n := min(len(p), s.snd.bufCap-ss.buf.Len())
 		ss.buf.Append(p[:n])
-		s.streams.queued += uint64(n)
 		p = p[n:]
 		written += n
 		s.streams.markReady(st)
@@ -133,7 +145,7 @@ func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 	if ss.state == sendClosing {
 		s.streams.finsPending--
 	}
-	s.streams.queued -= uint64(ss.buf.Len())
+	s.streams.unqueueLocked(uint64(ss.buf.Len()))
 	ss.buf.reset()
 	ss.state = sendDone
 	ss.code = code
@@ -190,7 +202,7 @@ func (s *Session) fillLocked(target int) {
 		sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], wire.RecData, st.id, n))
 		snd.buf.moveTo(&sn.pend, int(n))
 		snd.framed += n
-		ss.queued -= n
+		ss.unqueueLocked(n)
 		st.wcond.Broadcast()
 		ss.popReady(st.send.sendable())
 	}

@@ -54,8 +54,15 @@ type streamSet struct {
 	ctl     []*Stream  // streams with control records to send, FIFO
 	statusQ []*path    // paths whose status the peer must learn (at most one entry per path)
 
-	queued      uint64 // bytes in every stream's send buffer
+	queued      uint64 // bytes in every stream's send buffer (at most maxQueued)
 	finsPending int    // streams closed whose end has not gone out yet
+
+	// Send-buffer budgets (stream_budget.go).
+	maxQueued  uint64      // Config.MaxSendBuffered, bytes
+	roomQ      streamFIFO  // streams with a Write waiting for room (at most once each)
+	budget     *sendBudget // the Listener's, shared by its sessions; nil for Dial's
+	budgetWait bool        // registered in budget.waiting (guarded by Session.mu)
+	budgetGone bool        // the session ended and gave its share back
 }
 
 // localStreams is the credit for one type of the streams this end opens.
@@ -93,6 +100,7 @@ func (ss *streamSet) init(s *Session, cfg Config, isClient bool) {
 	}
 	ss.window = uint64(cfg.StreamWindow)
 	ss.maxWindow = uint64(cfg.MaxStreamWindow)
+	ss.maxQueued = uint64(cfg.MaxSendBuffered)
 }
 
 // params are the grants this end announces in its handshake.
@@ -266,9 +274,11 @@ func (ss *streamSet) maxStreamsReceived(k int, n uint64) {
 	}
 }
 
-// wakeAll wakes every blocked stream operation and cancels every stream's
-// Context (the session ended).
+// wakeAll wakes every blocked stream operation, cancels every stream's
+// Context and returns the session's share of the Listener's send budget
+// (the session ended).
 func (ss *streamSet) wakeAll() {
+	ss.returnBudgetLocked()
 	err := ss.s.closedErrLocked()
 	for _, st := range ss.byID {
 		ss.s.sendEndedLocked(st, err)
