@@ -94,7 +94,7 @@ type Config struct {
 	SendBuffer      int                    // application bytes buffered before Stream.Write blocks
 	MaxSendBuffered int                    // bytes all of a session's streams buffer for sending together before Write blocks (0: the larger of DefaultMaxSendBuffered and SendBuffer)
 	MaxPaths        int                    // largest number of paths (≤ sched.MaxPaths)
-	MaxStreams      int                    // largest number of open peer-initiated streams (the peer waits for credit beyond it)
+	MaxStreams      int                    // bidirectional streams the peer may open that the application has not both accepted and finished (the peer waits for credit beyond it)
 	MaxUniStreams   int                    // the same for unidirectional streams, with its own credit (0: DefaultMaxUniStreams)
 	StreamWindow    int                    // initial receive window of each stream, bytes (≤ MaxStreamWindow; auto-tuned up to MaxStreamWindow)
 	MaxStreamWindow int                    // largest receive window of one stream, bytes (≤ 2/3 of RecvWindow, the default: see maxStreamWindow)
