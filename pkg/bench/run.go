@@ -165,7 +165,16 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 		base.SeriesInterval = r.SeriesStep
 	}
 	srvCfg, cliCfg := base, base
-	cliCfg.RecvWindow = r.RecvWindow
+	if r.RecvWindow > 0 {
+		// The run's receive buffer bounds the download's stream, as it did
+		// when a stream's window could equal the connection's: the session
+		// keeps a stream's window at most 2/3 of the connection window (so
+		// one unread stream never blocks another), so the connection window
+		// is 1.5× the buffer.
+		cliCfg.RecvWindow = 3 * ((r.RecvWindow + 1) / 2)
+		cliCfg.MaxStreamWindow = r.RecvWindow
+		cliCfg.StreamWindow = min(session.DefaultStreamWindow, r.RecvWindow)
+	}
 	if r.NewServerScheduler != nil {
 		srvCfg.NewScheduler = r.NewServerScheduler
 	}

@@ -15,15 +15,31 @@ type byteQueue struct {
 	head    int  // bytes of chunks[0] already consumed
 	n       int  // bytes queued
 	recycle bool // return consumed chunks to chunkPool (no views handed out)
+	// sparse (with recycle) starts with a small chunk while the queue holds
+	// little and gives the last chunk back once empty: for stream buffers,
+	// which are many and mostly idle.
+	sparse bool
 }
 
 // chunkPool holds recycled chunks of chunkSize bytes, as array pointers so
 // that neither Get nor Put allocates.
 var chunkPool = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 
+// smallPool holds recycled chunks of smallChunk bytes.
+var smallPool = sync.Pool{New: func() any { return new([smallChunk]byte) }}
+
+// smallChunk is the capacity of the first chunk of a recycling queue that
+// holds little, bytes: a stream that buffers a few bytes (a request, a
+// reply) costs a small chunk, not a 64 KiB one, so MaxStreams streams a
+// peer opens with one byte each hold MaxStreams KiB, not 64× that.
+const smallChunk = 1 << 10
+
 // newChunk returns an empty chunk for at least n bytes.
 func (q *byteQueue) newChunk(n int) []byte {
-	if q.recycle && n <= chunkSize {
+	switch {
+	case q.sparse && q.recycle && q.n <= smallChunk: // q.n counts the n bytes being appended
+		return smallPool.Get().(*[smallChunk]byte)[:0]
+	case q.recycle && n <= chunkSize:
 		return chunkPool.Get().(*[chunkSize]byte)[:0]
 	}
 	return make([]byte, 0, max(chunkSize, n))
@@ -31,8 +47,13 @@ func (q *byteQueue) newChunk(n int) []byte {
 
 // dropFront removes the consumed first chunk, recycling it if allowed.
 func (q *byteQueue) dropFront() {
-	if c := q.chunks[0]; q.recycle && cap(c) == chunkSize {
-		chunkPool.Put((*[chunkSize]byte)(c[:chunkSize]))
+	if c := q.chunks[0]; q.recycle {
+		switch cap(c) {
+		case chunkSize:
+			chunkPool.Put((*[chunkSize]byte)(c[:chunkSize]))
+		case smallChunk:
+			smallPool.Put((*[smallChunk]byte)(c[:smallChunk]))
+		}
 	}
 	// Slide the (few) chunk headers down rather than re-slice, so that the
 	// array is reused by later appends instead of reallocated.
@@ -80,7 +101,18 @@ func (q *byteQueue) Read(p []byte) int {
 		}
 	}
 	q.n -= n
+	q.releaseIfEmpty()
 	return n
+}
+
+// releaseIfEmpty gives an empty sparse queue's last chunk back to its pool,
+// so that an idle stream holds no chunk.
+func (q *byteQueue) releaseIfEmpty() {
+	if q.n == 0 && q.sparse && q.recycle {
+		for len(q.chunks) > 0 {
+			q.dropFront()
+		}
+	}
 }
 
 // Next consumes up to n bytes from the front and returns them without
@@ -123,6 +155,7 @@ func (q *byteQueue) moveTo(dst *byteQueue, n int) int {
 			break // the last chunk, partly filled: keep it for appends
 		}
 	}
+	q.releaseIfEmpty()
 	return moved
 }
 

@@ -205,8 +205,8 @@ func TestStreamLimit(t *testing.T) {
 		io.ReadAll(sts[0])
 		select {
 		case st := <-got:
-			if st == nil || st.ID() != 8 {
-				t.Fatalf("OpenStreamSync gave %v, want stream 8", st)
+			if st == nil || st.ID() != 16 { // the fifth client stream (RFC 9000 §2.1: index 4, type 0)
+				t.Fatalf("OpenStreamSync gave %v, want stream 16", st)
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatal("OpenStreamSync still waits after a stream ended")

@@ -24,7 +24,9 @@ import (
 // time, each within HandshakeTimeout; under a burst of new connections
 // (AddressValidation) quic-go answers with a Retry, so a spoofed source
 // costs no connection state. Each limit reached is logged at most once per
-// limitLogInterval, with a count of what happened meanwhile.
+// limitLogInterval, with a count of what happened meanwhile. Its sessions'
+// streams buffer at most MaxListenerSendBuffered bytes for sending together
+// (each session at most MaxSendBuffered).
 type Listener struct {
 	cfg      Config
 	tlsConf  *tls.Config
@@ -41,7 +43,8 @@ type Listener struct {
 	refused  int            // connections refused by a limit
 	newConns rateCounter    // new connections per second, for AddressValidation
 	limits   limitLog
-	log      logQueue // Config.Logf, called outside l.mu (logq.go)
+	log      logQueue    // Config.Logf, called outside l.mu (logq.go)
+	budget   *sendBudget // send-buffer room all sessions share (Config.MaxListenerSendBuffered)
 }
 
 // Listen accepts sessions on pc, which the Listener owns from then on.
@@ -65,6 +68,7 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 		done:     make(chan struct{}),
 		sessions: make(map[[wire.SessionIDLen]byte]*Session),
 		perIP:    make(map[string]int),
+		budget:   newSendBudget(c.MaxListenerSendBuffered),
 	}
 	l.log.logf = c.Logf
 	l.limits.logf = l.log.printf // event runs under l.mu
@@ -232,6 +236,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 			return
 		}
 		s.streams.peerParams(f.Params)
+		s.streams.budget = l.budget
 		if _, err := rand.Read(s.id[:]); err != nil {
 			conn.CloseWithError(codeInternal, err.Error())
 			return

@@ -209,7 +209,7 @@ func runStreamsModel(t *testing.T, seed uint64) {
 	m := &modelRun{seed: seed, plans: map[uint64][2]dirPlan{}, res: map[uint64]*[2]dirResult{}}
 	for i := range uint64(modelStreams) {
 		for _, client := range []bool{true, false} {
-			m.plans[streamID(i, client)] = [2]dirPlan{drawPlan(rng), drawPlan(rng)}
+			m.plans[streamID(i, client, false)] = [2]dirPlan{drawPlan(rng), drawPlan(rng)}
 		}
 	}
 	var loops sync.WaitGroup
@@ -228,8 +228,8 @@ func runStreamsModel(t *testing.T, seed uint64) {
 					t.Errorf("client %v: open %d: %v", end.client, i, err)
 					return
 				}
-				if st.ID() != streamID(i, end.client) {
-					t.Errorf("opened stream %d, want %d", st.ID(), streamID(i, end.client))
+				if st.ID() != streamID(i, end.client, false) {
+					t.Errorf("opened stream %d, want %d", st.ID(), streamID(i, end.client, false))
 				}
 				m.serve(st, 0)
 				time.Sleep(m.plans[st.ID()][0].pause / 4)

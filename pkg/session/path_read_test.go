@@ -63,7 +63,7 @@ func TestReadSegments(t *testing.T) {
 		if conn || err != io.EOF {
 			t.Fatalf("reads of ≤ %d bytes: stopped with %v (connection error %v), want io.EOF", maxRead, err, conn)
 		}
-		st := <-sp.s.streams.acceptQ
+		st := tryAccept(sp.s)
 		sp.s.mu.Lock()
 		n := st.recv.buf.Len()
 		sp.s.mu.Unlock()

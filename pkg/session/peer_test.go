@@ -24,7 +24,7 @@ type scriptedPeer struct {
 
 // newScriptedPeer returns a server-side session (no goroutines, one fake
 // path) and the peer that talks to it. The peer granted the session 100
-// streams of 256 KiB.
+// bidirectional and 100 unidirectional streams of 256 KiB.
 func newScriptedPeer(t testing.TB, cfg *Config) *scriptedPeer {
 	c, err := cfg.withDefaults()
 	if err != nil {
@@ -34,7 +34,7 @@ func newScriptedPeer(t testing.TB, cfg *Config) *scriptedPeer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.streams.peerParams(wire.Params{MaxStreams: 100, StreamWindow: 256 << 10})
+	s.streams.peerParams(wire.Params{MaxStreams: 100, StreamWindow: 256 << 10, MaxUniStreams: 100})
 	p := &path{tr: &tracer{}, notify: make(chan struct{}, 1)}
 	s.slots[0] = p
 	s.npaths = 1
@@ -217,6 +217,16 @@ func FuzzSessionReceive(f *testing.F) {
 	f.Add([]byte{0, 4, wire.RecStopSending, 4, 7, 0, 1, 255, 2, 0})
 	f.Add([]byte{0, 3, wire.RecMaxStreams, 0x80, 0, 1, 9, 2, 0, 5, 1})
 	f.Add([]byte{3, 0, 7, 0, 9, 3, 1, 2, 3})
+	// Unidirectional streams: the client's (ID 2, 6), one beyond the credit
+	// of 2 (ID 10), records for directions they lack, and the uni credit.
+	var u []byte
+	u = append(u, rec(wire.RecData, 2, 3, "uni")...)
+	u = append(u, rec(wire.RecFin, 6, 0, "")...)
+	u = append(u, rec(wire.RecMaxUniStreams, 4, 0, "")...)
+	f.Add(append([]byte{0, byte(len(u))}, append(u, 1, 0, 2, 0, 5, 4, 5, 7)...))
+	f.Add(append([]byte{0, 3}, append(rec(wire.RecFin, 10, 0, ""), 1, 0, 2, 0)...))
+	f.Add(append([]byte{0, 3}, append(rec(wire.RecStopSending, 2, 1, ""), 1, 0, 2, 0)...))
+	f.Add(append([]byte{0, 3}, append(rec(wire.RecFin, 3, 0, ""), 1, 0, 2, 0)...))
 	f.Fuzz(func(t *testing.T, script []byte) {
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
@@ -231,7 +241,7 @@ func FuzzSessionReceive(f *testing.F) {
 // receiveScript plays one FuzzSessionReceive script against a fresh scripted
 // session, and closes the session.
 func receiveScript(t *testing.T, script []byte) {
-	sp := newScriptedPeer(t, &Config{RecvWindow: InitialWindow, MaxStreams: 4})
+	sp := newScriptedPeer(t, &Config{RecvWindow: InitialWindow, MaxStreams: 4, MaxUniStreams: 2})
 	defer sp.close()
 	var segs []wire.Segment
 	next := func() int {
@@ -292,8 +302,21 @@ func receiveScript(t *testing.T, script []byte) {
 // app lets the application act on the session's streams.
 func (sp *scriptedPeer) app(op int) {
 	s := sp.s
-	select {
-	case st := <-s.streams.acceptQ:
+	if op&1 == 1 { // a unidirectional stream
+		s.mu.Lock()
+		st := s.streams.acceptLocked(uni)
+		s.mu.Unlock()
+		if st != nil {
+			if op&2 == 0 {
+				st.SetReadDeadline(time.Now())
+				st.Read(make([]byte, 1+op*100))
+			} else {
+				st.CancelRead(uint64(op))
+			}
+		}
+		return
+	}
+	if st := tryAccept(s); st != nil {
 		switch op % 3 {
 		case 0:
 			st.SetReadDeadline(time.Now())
@@ -304,8 +327,14 @@ func (sp *scriptedPeer) app(op int) {
 			st.Write([]byte("reply"))
 			st.Close()
 		}
-	default:
 	}
+}
+
+// tryAccept returns the first stream in s's accept queue, or nil.
+func tryAccept(s *Session) *Stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams.acceptLocked(bidi)
 }
 
 // check asserts the session's bounds.
@@ -320,7 +349,13 @@ func (sp *scriptedPeer) check() {
 	if r.buffered > r.window+ctrlReserve {
 		sp.t.Fatalf("streams hold %d unread bytes, window %d", r.buffered, r.window)
 	}
-	if n := uint64(s.streams.Len()); n > s.streams.maxStreams+s.streams.nextLocal {
-		sp.t.Fatalf("%d streams kept with a limit of %d", n, s.streams.maxStreams)
+	ss := &s.streams
+	if n := uint64(ss.Len()); n > ss.peer[bidi].max+ss.peer[uni].max+ss.local[bidi].next+ss.local[uni].next {
+		sp.t.Fatalf("%d streams kept with limits of %d and %d", n, ss.peer[bidi].max, ss.peer[uni].max)
+	}
+	for k, ps := range ss.peer {
+		if uint64(ps.acceptQ.Len()) > ps.max {
+			sp.t.Fatalf("accept queue of type %d holds %d streams, limit %d", k, ps.acceptQ.Len(), ps.max)
+		}
 	}
 }

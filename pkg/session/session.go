@@ -69,19 +69,29 @@ const ALPN = "mpqsched/1"
 
 // Defaults for Config fields left zero.
 const (
-	DefaultSegmentSize    = 1200      // segment payload, bytes: one segment ≈ one QUIC packet
-	DefaultRecvWindow     = 4 << 20   // receive window (reorder buffer + unread data), bytes
-	InitialWindow         = 64 << 10  // window both ends assume before the first Ack, bytes (the smallest RecvWindow allowed)
-	DefaultSendBuffer     = 1 << 20   // application bytes buffered before Write blocks
-	DefaultMaxPaths       = 8         // paths per session
-	DefaultMaxStreams     = 256       // concurrently open peer-initiated streams
-	DefaultStreamWindow   = 512 << 10 // initial receive window of each stream, bytes (quic-go's initial stream window)
-	DefaultAckDelay       = 5 * time.Millisecond
-	DefaultAckEvery       = 8 // segments received before an immediate Ack
-	DefaultReportInterval = 100 * time.Millisecond
-	DefaultSeriesInterval = 100 * time.Millisecond
-	DefaultFailureTimeout = 300 * time.Millisecond // floor of the no-progress time that marks a path potentially failed
-	DefaultCloseTimeout   = 10 * time.Second
+	DefaultSegmentSize = 1200     // segment payload, bytes: one segment ≈ one QUIC packet
+	DefaultRecvWindow  = 4 << 20  // receive window (reorder buffer + unread data), bytes
+	InitialWindow      = 64 << 10 // window both ends assume before the first Ack, bytes (the smallest RecvWindow allowed)
+	DefaultSendBuffer  = 1 << 20  // application bytes buffered before Write blocks
+	// DefaultMaxSendBuffered bounds what all of a session's streams buffer
+	// for sending together, bytes (or SendBuffer if larger): the default
+	// receive window, since the session frames no more than the peer's
+	// window anyway, and 4 streams' full buffers.
+	DefaultMaxSendBuffered = 4 << 20
+	// DefaultMaxListenerSendBuffered bounds what all of a Listener's
+	// sessions buffer for sending together, bytes: 64 sessions with full
+	// buffers, whatever MaxSessions and MaxStreams allow.
+	DefaultMaxListenerSendBuffered = 256 << 20
+	DefaultMaxPaths                = 8         // paths per session
+	DefaultMaxStreams              = 256       // concurrently open peer-initiated streams
+	DefaultMaxUniStreams           = 100       // concurrently open peer-initiated unidirectional streams (quic-go's default)
+	DefaultStreamWindow            = 512 << 10 // initial receive window of each stream, bytes (quic-go's initial stream window)
+	DefaultAckDelay                = 5 * time.Millisecond
+	DefaultAckEvery                = 8 // segments received before an immediate Ack
+	DefaultReportInterval          = 100 * time.Millisecond
+	DefaultSeriesInterval          = 100 * time.Millisecond
+	DefaultFailureTimeout          = 300 * time.Millisecond // floor of the no-progress time that marks a path potentially failed
+	DefaultCloseTimeout            = 10 * time.Second
 
 	DefaultMaxUnackedBytes = 16 << 20        // bytes kept for retransmission at most, whatever the peer's window
 	DefaultAckTimeout      = time.Minute     // data outstanding with no acknowledgement progress this long ends the session
@@ -115,10 +125,12 @@ type Config struct {
 	SegmentSize     int                    // segment payload, bytes (≤ 16 KiB)
 	RecvWindow      int                    // bound on reorder buffer + unread stream data, bytes
 	SendBuffer      int                    // application bytes buffered before Stream.Write blocks
+	MaxSendBuffered int                    // bytes all of a session's streams buffer for sending together before Write blocks (0: the larger of DefaultMaxSendBuffered and SendBuffer)
 	MaxPaths        int                    // largest number of paths (≤ sched.MaxPaths)
-	MaxStreams      int                    // largest number of open peer-initiated streams (the peer waits for credit beyond it)
-	StreamWindow    int                    // initial receive window of each stream, bytes (≤ RecvWindow; auto-tuned up to MaxStreamWindow)
-	MaxStreamWindow int                    // largest receive window of one stream, bytes (0: RecvWindow)
+	MaxStreams      int                    // bidirectional streams the peer may open that the application has not both accepted and finished (the peer waits for credit beyond it)
+	MaxUniStreams   int                    // the same for unidirectional streams, with its own credit (0: DefaultMaxUniStreams)
+	StreamWindow    int                    // initial receive window of each stream, bytes (≤ MaxStreamWindow; auto-tuned up to MaxStreamWindow)
+	MaxStreamWindow int                    // largest receive window of one stream, bytes (≤ 2/3 of RecvWindow, the default: see maxStreamWindow)
 	AckDelay        time.Duration          // longest wait before acknowledging received segments
 	ReportInterval  time.Duration          // receiver report period; negative disables reports
 	SeriesInterval  time.Duration          // sampling step of the metrics time series
@@ -136,6 +148,10 @@ type Config struct {
 	MaxHandshakes     int               // Listener: concurrent session handshakes; more are refused
 	AddressValidation AddressValidation // Listener: when to send QUIC Retries
 	RetryAbove        int               // Listener: new connections per second above which ValidateUnderLoad sends Retries
+	// MaxListenerSendBuffered is the most bytes all of a Listener's sessions
+	// buffer for sending together (0: DefaultMaxListenerSendBuffered; at
+	// least MaxSendBuffered); beyond it Writes wait for room.
+	MaxListenerSendBuffered int
 
 	QlogDir string // if set, one qlog file per path connection is written there
 	// Logf, if set, receives the session's (or Listener's) log messages,
@@ -190,9 +206,12 @@ func (c *Config) withDefaults() (Config, error) {
 	set(&d.SegmentSize, DefaultSegmentSize)
 	set(&d.RecvWindow, DefaultRecvWindow)
 	set(&d.SendBuffer, DefaultSendBuffer)
+	set(&d.MaxSendBuffered, max(DefaultMaxSendBuffered, d.SendBuffer))
+	set(&d.MaxListenerSendBuffered, max(DefaultMaxListenerSendBuffered, d.MaxSendBuffered))
 	set(&d.MaxPaths, DefaultMaxPaths)
 	set(&d.MaxStreams, DefaultMaxStreams)
-	set(&d.MaxStreamWindow, d.RecvWindow)
+	set(&d.MaxUniStreams, DefaultMaxUniStreams)
+	set(&d.MaxStreamWindow, maxStreamWindow(d.RecvWindow))
 	set(&d.StreamWindow, min(DefaultStreamWindow, d.MaxStreamWindow))
 	if d.AckDelay == 0 {
 		d.AckDelay = DefaultAckDelay
@@ -229,6 +248,12 @@ func (c *Config) withDefaults() (Config, error) {
 		return d, fmt.Errorf("session: MaxPaths %d outside [1, %d]", d.MaxPaths, sched.MaxPaths)
 	case d.SendBuffer < d.SegmentSize:
 		return d, fmt.Errorf("session: SendBuffer %d smaller than a segment", d.SendBuffer)
+	case d.MaxSendBuffered < d.SendBuffer:
+		return d, fmt.Errorf("session: MaxSendBuffered %d smaller than SendBuffer %d", d.MaxSendBuffered, d.SendBuffer)
+	case d.MaxListenerSendBuffered < d.MaxSendBuffered:
+		return d, fmt.Errorf("session: MaxListenerSendBuffered %d smaller than MaxSendBuffered %d", d.MaxListenerSendBuffered, d.MaxSendBuffered)
+	case d.MaxStreamWindow > maxStreamWindow(d.RecvWindow):
+		return d, fmt.Errorf("session: MaxStreamWindow %d above 2/3 of RecvWindow %d: one unread stream could block the others", d.MaxStreamWindow, d.RecvWindow)
 	case d.StreamWindow < d.SegmentSize || d.StreamWindow > d.MaxStreamWindow:
 		return d, fmt.Errorf("session: StreamWindow %d outside [SegmentSize %d, MaxStreamWindow %d]", d.StreamWindow, d.SegmentSize, d.MaxStreamWindow)
 	}
@@ -251,8 +276,11 @@ func (d *Config) checkRanges() error {
 		{"SegmentSize", int64(d.SegmentSize), 16 << 10},
 		{"RecvWindow", int64(d.RecvWindow), maxRecvWindow},
 		{"SendBuffer", int64(d.SendBuffer), maxRecvWindow},
+		{"MaxSendBuffered", int64(d.MaxSendBuffered), 1 << 34},
+		{"MaxListenerSendBuffered", int64(d.MaxListenerSendBuffered), 1 << 40},
 		{"MaxPaths", int64(d.MaxPaths), sched.MaxPaths},
 		{"MaxStreams", int64(d.MaxStreams), maxStreamsCap},
+		{"MaxUniStreams", int64(d.MaxUniStreams), maxStreamsCap},
 		{"StreamWindow", int64(d.StreamWindow), maxRecvWindow},
 		{"MaxStreamWindow", int64(d.MaxStreamWindow), maxRecvWindow},
 		{"AckDelay", int64(d.AckDelay), int64(time.Second)},

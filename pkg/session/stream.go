@@ -11,8 +11,9 @@ import (
 )
 
 // Stream is a reliable, ordered, bidirectional byte stream multiplexed on the
-// session, shaped like a quic-go stream (RFC 9000 §2-3). Streams opened by
-// the client have even IDs, the server's odd.
+// session, shaped like a quic-go stream (RFC 9000 §2-3). Its ID's two low
+// bits say who opened it (0x1: the server) and its direction (0x2:
+// unidirectional; see SendStream and ReceiveStream).
 //
 // Each direction has its own state. The send side is open until Close (the
 // peer reads io.EOF after every byte written) or CancelWrite (the peer's
@@ -23,8 +24,19 @@ import (
 //
 // Flow control is per stream (the peer sends at most the stream's window
 // beyond what the application read; see Config.StreamWindow) and per
-// connection (Config.RecvWindow), so a stream nobody reads holds at most its
-// own window and never blocks the others.
+// connection (Config.RecvWindow). A stream's window is at most
+// Config.MaxStreamWindow, two thirds of the connection window, so one
+// stream nobody reads leaves at least a third of it to the others. Several
+// unread streams hold their windows each: streams never read keep their
+// initial window (Config.StreamWindow), and fewer than RecvWindow /
+// StreamWindow of them (7 with the defaults) leave the others room; more can
+// fill the connection window until the application reads or cancels them
+// (CancelRead releases a stream's share at once).
+//
+// A Stream is a net.Conn (LocalAddr and RemoteAddr are the session's first
+// path's); Close ends only the send side. All methods are safe for
+// concurrent use; concurrent Reads (or Writes) are served one at a time, in
+// no particular order.
 type Stream struct {
 	s  *Session
 	id uint64
@@ -35,9 +47,17 @@ type Stream struct {
 	recv streamRecv // guarded by s.mu
 	send streamSend // guarded by s.mu
 
-	ctl     ctlBits // control records to send for this stream
-	inReady bool    // queued in streamSet.ready
-	inCtl   bool    // queued in streamSet.ctl
+	ctl       ctlBits // control records to send for this stream
+	inReady   bool    // queued in streamSet.ready
+	inCtl     bool    // queued in streamSet.ctl
+	accepted  bool    // opened locally, or handed to the application by Accept
+	forgotten bool    // both sides done: removed from streamSet.byID
+	waitRoom  bool    // a Write waits for send-budget room (stream_budget.go)
+	inRoomQ   bool    // queued in streamSet.roomQ
+
+	ctx       context.Context         // Context's, made on first use (nil before)
+	ctxCancel context.CancelCauseFunc // cancels ctx
+	ctxCause  error                   // why the send side ended (nil: open)
 }
 
 // StreamError is the error of a stream cancelled by either end: a Read after
@@ -102,9 +122,12 @@ func (st *Stream) Read(p []byte) (int, error) {
 }
 
 // Write queues p for sending. It blocks while the stream's send buffer
-// (Config.SendBuffer bytes) is full, until the write deadline. A Write that
-// Close or a cancellation interrupts returns the bytes it queued (they are
-// sent before the stream's end) and an error.
+// (Config.SendBuffer bytes) is full, or the session's streams buffer
+// Config.MaxSendBuffered bytes together, or (on a Listener's session) all
+// the Listener's sessions buffer Config.MaxListenerSendBuffered bytes,
+// until the write deadline. A Write that Close or a cancellation interrupts
+// returns the bytes it queued (they are sent before the stream's end) and
+// an error.
 func (st *Stream) Write(p []byte) (int, error) {
 	s := st.s
 	s.mu.Lock()
@@ -128,8 +151,10 @@ func (st *Stream) Close() error {
 
 // CancelWrite abandons the send side (RFC 9000 RESET_STREAM): unsent data is
 // dropped, blocked and later Writes fail, and the peer's Read fails with a
-// *StreamError carrying code. Data the peer already received stays
-// delivered. It does nothing once the stream's end has gone out.
+// *StreamError carrying code. What the peer's application has read stays
+// read; what the peer received but its application had not read yet is
+// discarded (RFC 9000 §3.2), so the peer may see less than was sent. It
+// does nothing once the stream's end has gone out.
 func (st *Stream) CancelWrite(code uint64) {
 	s := st.s
 	s.mu.Lock()
@@ -195,55 +220,79 @@ func (s *Session) rearm(timer *time.Timer, t time.Time, c *sync.Cond) *time.Time
 	})
 }
 
-// OpenStream opens a new stream without waiting; the peer learns of it with
-// its first record. While the peer's stream credit is used up it returns
-// ErrStreamLimitReached (OpenStreamSync waits instead).
+// OpenStream opens a new bidirectional stream without waiting; the peer
+// learns of it with its first record. While the peer's stream credit is used
+// up it returns ErrStreamLimitReached (OpenStreamSync waits instead). Safe
+// for concurrent use.
 func (s *Session) OpenStream() (*Stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.streams.openLocked()
+	return s.streams.openLocked(bidi)
 }
 
-// OpenStreamSync opens a new stream, waiting for the peer's stream credit
-// until ctx is done or the session ends.
+// OpenStreamSync opens a new bidirectional stream, waiting for the peer's
+// stream credit until ctx is done or the session ends. Safe for concurrent
+// use; waiting callers get streams in no particular order.
 func (s *Session) OpenStreamSync(ctx context.Context) (*Stream, error) {
+	return s.openSync(ctx, bidi)
+}
+
+// openSync opens a stream of type k, waiting for credit until ctx is done
+// or the session ends.
+func (s *Session) openSync(ctx context.Context, k int) (*Stream, error) {
+	ls := &s.streams.local[k]
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
-		s.streams.openCond.Broadcast()
+		ls.cond.Broadcast()
 		s.mu.Unlock()
 	})
 	defer stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
-		st, err := s.streams.openLocked()
+		st, err := s.streams.openLocked(k)
 		if !errors.Is(err, ErrStreamLimitReached) {
 			return st, err
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		s.streams.openCond.Wait()
+		ls.cond.Wait()
 	}
 }
 
-// AcceptStream waits for a stream opened by the peer, in the order of their
-// IDs, until ctx is done or the session ends.
+// AcceptStream waits for a bidirectional stream opened by the peer, in the
+// order of their IDs, until ctx is done or the session ends (streams that
+// arrived before the end are still returned). A stream the peer opened
+// keeps its share of the peer's stream credit (Config.MaxStreams) until it
+// was accepted and both its sides are done, so a peer that opens streams
+// faster than the application accepts them waits for credit. Safe for
+// concurrent use.
 func (s *Session) AcceptStream(ctx context.Context) (*Stream, error) {
-	select {
-	case st := <-s.streams.acceptQ:
-		return st, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-s.done:
-		select {
-		case st := <-s.streams.acceptQ:
-			return st, nil
-		default:
-		}
+	return s.accept(ctx, bidi)
+}
+
+// accept waits for a peer stream of type k.
+func (s *Session) accept(ctx context.Context, k int) (*Stream, error) {
+	ps := &s.streams.peer[k]
+	for {
 		s.mu.Lock()
-		defer s.mu.Unlock()
-		return nil, s.closedErrLocked()
+		if st := s.streams.acceptLocked(k); st != nil {
+			s.mu.Unlock()
+			return st, nil
+		}
+		if s.closed {
+			err := s.closedErrLocked()
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.mu.Unlock()
+		select {
+		case <-ps.signal:
+		case <-s.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 

@@ -30,7 +30,7 @@ type streamRecv struct {
 
 func (r *streamRecv) init(window uint64) {
 	r.window, r.limit = window, window
-	r.buf.recycle = true
+	r.buf.recycle, r.buf.sparse = true, true
 }
 
 func (r *streamRecv) release() {
@@ -119,6 +119,9 @@ type recordSink Session
 
 func (rs *recordSink) StreamData(id uint64, p []byte) error {
 	s := (*Session)(rs)
+	if !s.streams.canRecv(id) {
+		return wrongDirection(id)
+	}
 	st, err := s.streams.lookup(id)
 	if err != nil || st == nil {
 		return err
@@ -144,6 +147,9 @@ func (rs *recordSink) StreamData(id uint64, p []byte) error {
 
 func (rs *recordSink) StreamFin(id uint64) error {
 	s := (*Session)(rs)
+	if !s.streams.canRecv(id) {
+		return wrongDirection(id)
+	}
 	st, err := s.streams.lookup(id)
 	if err != nil || st == nil {
 		return err
@@ -161,6 +167,9 @@ func (rs *recordSink) StreamFin(id uint64) error {
 // discard any data that it already received on that stream".
 func (rs *recordSink) StreamReset(id uint64, code uint64) error {
 	s := (*Session)(rs)
+	if !s.streams.canRecv(id) {
+		return wrongDirection(id)
+	}
 	st, err := s.streams.lookup(id)
 	if err != nil || st == nil {
 		return err
@@ -178,6 +187,9 @@ func (rs *recordSink) StreamReset(id uint64, code uint64) error {
 
 func (rs *recordSink) StreamMaxData(id uint64, limit uint64) error {
 	s := (*Session)(rs)
+	if !s.streams.canSend(id) {
+		return wrongDirection(id)
+	}
 	st, err := s.streams.lookup(id)
 	if err != nil || st == nil {
 		return err
@@ -195,6 +207,9 @@ func (rs *recordSink) StreamMaxData(id uint64, limit uint64) error {
 // the STOP_SENDING frame to the RESET_STREAM frame it sends".
 func (rs *recordSink) StreamStopSending(id uint64, code uint64) error {
 	s := (*Session)(rs)
+	if !s.streams.canSend(id) {
+		return wrongDirection(id)
+	}
 	st, err := s.streams.lookup(id)
 	if err != nil || st == nil {
 		return err
@@ -204,8 +219,19 @@ func (rs *recordSink) StreamStopSending(id uint64, code uint64) error {
 }
 
 func (rs *recordSink) MaxStreams(n uint64) error {
-	(*Session)(rs).streams.maxStreamsReceived(n)
+	(*Session)(rs).streams.maxStreamsReceived(bidi, n)
 	return nil
+}
+
+func (rs *recordSink) MaxUniStreams(n uint64) error {
+	(*Session)(rs).streams.maxStreamsReceived(uni, n)
+	return nil
+}
+
+// wrongDirection is the error of a record for the direction a
+// unidirectional stream lacks (RFC 9000's STREAM_STATE_ERROR).
+func wrongDirection(id uint64) error {
+	return fmt.Errorf("record for the direction unidirectional stream %d does not have", id)
 }
 
 var _ wire.RecordHandler = (*recordSink)(nil)

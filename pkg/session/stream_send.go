@@ -33,7 +33,7 @@ type streamSend struct {
 
 func (ss *streamSend) init(window uint64) {
 	ss.limit = window
-	ss.buf.recycle = true
+	ss.buf.recycle, ss.buf.sparse = true, true
 }
 
 func (ss *streamSend) done() bool { return ss.state == sendDone }
@@ -72,26 +72,38 @@ const (
 // consumed on arrival, never buffered, so the reserve frees up at once.
 const ctrlReserve = 4 << 10
 
-// streamWriteLocked is Stream.Write with s.mu held.
+// streamWriteLocked is Stream.Write with s.mu held. It waits on st.wcond,
+// with s.mu released, for room in the stream's buffer and in the send
+// budgets (stream_budget.go).
 func (s *Session) streamWriteLocked(st *Stream, p []byte) (int, error) {
 	ss := &st.send
 	written := 0
+	defer func() {
+		st.waitRoom = false
+		s.streams.wakeRoomLocked() // pass room this Write leaves on to the next
+	}()
 	for len(p) > 0 {
+		var n int
 		for {
 			if err := s.writeErrLocked(st); err != nil {
 				return written, err
 			}
-			if ss.buf.Len() < s.snd.bufCap {
-				break
+			if free := s.snd.bufCap - ss.buf.Len(); free > 0 {
+				if n = s.streams.reserveLocked(st, min(len(p), free)); n > 0 {
+					break
+				}
+			} else if st.waitRoom {
+				// Waiting for its own buffer, not for a budget: another
+				// Write may use the room it was woken for.
+				st.waitRoom = false
+				s.streams.wakeRoomLocked()
 			}
 			if !ss.deadline.IsZero() && !s.now().Before(ss.deadline) {
 				return written, os.ErrDeadlineExceeded
 			}
 			st.wcond.Wait()
 		}
-		n := min(len(p), s.snd.bufCap-ss.buf.Len())
 		ss.buf.Append(p[:n])
-		s.streams.queued += uint64(n)
 		p = p[n:]
 		written += n
 		s.streams.markReady(st)
@@ -118,6 +130,7 @@ func (s *Session) closeSendLocked(st *Stream) {
 		return
 	}
 	st.send.state = sendClosing
+	s.sendEndedLocked(st, ErrStreamClosed)
 	s.streams.finsPending++
 	s.streams.markReady(st)
 	st.wcond.Broadcast() // a blocked Write returns what it queued
@@ -132,11 +145,12 @@ func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 	if ss.state == sendClosing {
 		s.streams.finsPending--
 	}
-	s.streams.queued -= uint64(ss.buf.Len())
+	s.streams.unqueueLocked(uint64(ss.buf.Len()))
 	ss.buf.reset()
 	ss.state = sendDone
 	ss.code = code
 	ss.err = &StreamError{StreamID: st.id, ErrorCode: code, Remote: remote}
+	s.sendEndedLocked(st, ss.err)
 	s.streams.markCtl(st, ctlReset)
 	st.wcond.Broadcast()
 	s.streams.maybeFree(st)
@@ -190,7 +204,7 @@ func (s *Session) fillLocked(target int) {
 		snd.buf.moveTo(&sn.pend, int(n))
 		s.dataFramedLocked()
 		snd.framed += n
-		ss.queued -= n
+		ss.unqueueLocked(n)
 		st.wcond.Broadcast()
 		ss.popReady(st.send.sendable())
 	}
@@ -223,8 +237,10 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 		if ps.backup {
 			n |= 1
 		}
-	case ss.ctlMaxStream:
-		typ, id = wire.RecMaxStreams, ss.peerLimit
+	case ss.peer[bidi].maxDue:
+		typ, id = wire.RecMaxStreams, ss.peer[bidi].limit
+	case ss.peer[uni].maxDue:
+		typ, id = wire.RecMaxUniStreams, ss.peer[uni].limit
 	default:
 		st = ss.ctl[0]
 		switch {
@@ -245,8 +261,10 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 		ps.statusQueued = false
 		ss.statusQ[0] = nil
 		ss.statusQ = ss.statusQ[1:]
-	case st == nil:
-		ss.ctlMaxStream = false
+	case typ == wire.RecMaxStreams:
+		ss.peer[bidi].maxDue = false
+	case typ == wire.RecMaxUniStreams:
+		ss.peer[uni].maxDue = false
 	case typ == wire.RecReset:
 		st.ctl &^= ctlReset
 	case typ == wire.RecStopSending:
@@ -267,5 +285,5 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 
 // ctlPending reports whether control records wait to be framed.
 func (ss *streamSet) ctlPending() bool {
-	return ss.ctlMaxStream || len(ss.ctl) > 0 || len(ss.statusQ) > 0
+	return ss.peer[bidi].maxDue || ss.peer[uni].maxDue || len(ss.ctl) > 0 || len(ss.statusQ) > 0
 }

@@ -4,8 +4,9 @@ import "github.com/quic-go/quic-go/quicvarint"
 
 // AppendRecordHeader appends the header of a record of type t for stream id.
 // For RecData, n is the length of the data that follows; for RecReset and
-// RecStopSending, n is the error code; for RecMaxData, the limit; for RecFin
-// and RecMaxStreams (whose id field is the stream count), n is ignored.
+// RecStopSending, n is the error code; for RecMaxData, the limit; for RecFin,
+// RecMaxStreams and RecMaxUniStreams (whose id field is the stream count), n
+// is ignored.
 func AppendRecordHeader(b []byte, t byte, id uint64, n uint64) []byte {
 	b = append(b, t)
 	b = quicvarint.Append(b, id)
@@ -28,7 +29,7 @@ func RecordHeaderLen(t byte, id, n uint64) int {
 const MaxRecordHeaderLen = 1 + 8 + 8
 
 // oneField reports whether records of type t carry only the id field.
-func oneField(t byte) bool { return t == RecFin || t == RecMaxStreams }
+func oneField(t byte) bool { return t == RecFin || t == RecMaxStreams || t == RecMaxUniStreams }
 
 // RecordParser splits the connection-level byte stream into records. Feed it
 // bytes in order, in pieces of any size; it calls the handlers as records
@@ -47,7 +48,8 @@ type RecordHandler interface {
 	StreamReset(id uint64, code uint64) error
 	StreamMaxData(id uint64, limit uint64) error           // the peer raised the stream's send limit, bytes
 	StreamStopSending(id uint64, code uint64) error        // the peer discards what we send on the stream
-	MaxStreams(count uint64) error                         // the peer lets us open streams with index < count
+	MaxStreams(count uint64) error                         // the peer lets us open bidirectional streams with index < count
+	MaxUniStreams(count uint64) error                      // the peer lets us open unidirectional streams with index < count
 	PathStatus(path uint64, seq uint64, backup bool) error // the peer wants path used as a backup (or not); seq orders its updates
 }
 
@@ -83,7 +85,7 @@ func (rp *RecordParser) Feed(p []byte, h RecordHandler) error {
 func (rp *RecordParser) tryHeader(h RecordHandler) (bool, error) {
 	b := rp.hdr[:rp.nhdr]
 	t := b[0]
-	if t < RecData || t > RecPathStatus {
+	if t < RecData || t > RecMaxUniStreams {
 		return false, malformed("unknown record type %#x", t)
 	}
 	id, l, err := quicvarint.Parse(b[1:])
@@ -95,8 +97,11 @@ func (rp *RecordParser) tryHeader(h RecordHandler) (bool, error) {
 			return false, nil
 		}
 		rp.nhdr = 0
-		if t == RecMaxStreams {
+		switch t {
+		case RecMaxStreams:
 			return true, h.MaxStreams(id)
+		case RecMaxUniStreams:
+			return true, h.MaxUniStreams(id)
 		}
 		return true, h.StreamFin(id)
 	}

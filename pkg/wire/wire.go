@@ -39,8 +39,13 @@ const (
 )
 
 // Record types in the connection-level byte stream. Every record is a type
-// byte and a stream ID (varint), then for all but RecFin and RecMaxStreams
-// one more varint; RecData's data follows its header.
+// byte and a stream ID (varint), then for all but RecFin, RecMaxStreams and
+// RecMaxUniStreams one more varint; RecData's data follows its header.
+//
+// Stream IDs follow RFC 9000 §2.1: the least significant bit is the
+// initiator (0: client, 1: server), the next one the direction (0:
+// bidirectional, 1: unidirectional), and ID>>2 is the stream's index among
+// the streams of its type.
 const (
 	RecData        byte = 0x01 // stream data: id, length, then the data
 	RecFin         byte = 0x02 // end of a stream's data: id
@@ -49,6 +54,9 @@ const (
 	RecStopSending byte = 0x05 // the receiver discards the stream (STOP_SENDING): id, error code
 	RecMaxStreams  byte = 0x06 // the peer may open streams with index below a count (MAX_STREAMS): count in the id field
 	RecPathStatus  byte = 0x07 // the sender's wish for a path (RFC 10069 PATH_STATUS_BACKUP/AVAILABLE): path ID, then seq<<1 | backup
+	// RecMaxUniStreams lets the peer open unidirectional streams with index
+	// below a count (MAX_STREAMS for unidirectional streams): count in the id field.
+	RecMaxUniStreams byte = 0x08
 )
 
 // Magic opens every path's data stream: "MPQ" and the protocol version 2.
@@ -72,11 +80,13 @@ func malformed(format string, a ...any) error {
 }
 
 // Params are the stream limits an endpoint grants its peer when the session
-// opens (the stream-layer part of QUIC's transport parameters). Both are
-// raised later with RecMaxStreams and RecMaxData records.
+// opens (the stream-layer part of QUIC's transport parameters). They are
+// raised later with RecMaxStreams, RecMaxUniStreams and RecMaxData records.
+// On the wire: three varints in field order.
 type Params struct {
-	MaxStreams   uint64 // streams the peer may open before the first RecMaxStreams
-	StreamWindow uint64 // bytes the peer may send on each stream before its first RecMaxData
+	MaxStreams    uint64 // bidirectional streams the peer may open before the first RecMaxStreams
+	StreamWindow  uint64 // bytes the peer may send on each stream before its first RecMaxData
+	MaxUniStreams uint64 // unidirectional streams the peer may open before the first RecMaxUniStreams
 }
 
 // Hello opens a new session.
@@ -181,7 +191,8 @@ func ReadHandshake(r *bufio.Reader) (any, error) {
 
 func appendParams(b []byte, p Params) []byte {
 	b = quicvarint.Append(b, min(p.MaxStreams, quicvarint.Max))
-	return quicvarint.Append(b, min(p.StreamWindow, quicvarint.Max))
+	b = quicvarint.Append(b, min(p.StreamWindow, quicvarint.Max))
+	return quicvarint.Append(b, min(p.MaxUniStreams, quicvarint.Max))
 }
 
 func readParams(r *bufio.Reader, p *Params) error {
@@ -190,6 +201,9 @@ func readParams(r *bufio.Reader, p *Params) error {
 		return readErr(err)
 	}
 	if p.StreamWindow, err = quicvarint.Read(r); err != nil {
+		return readErr(err)
+	}
+	if p.MaxUniStreams, err = quicvarint.Read(r); err != nil {
 		return readErr(err)
 	}
 	return nil

@@ -11,8 +11,8 @@ import (
 
 func TestHandshakeRoundTrip(t *testing.T) {
 	j := &Join{SessionID: [16]byte{1}, Nonce: [16]byte{2}, MAC: [32]byte{3}}
-	a := &Accept{SessionID: [16]byte{4}, PathID: 300, Params: Params{MaxStreams: 7, StreamWindow: 1 << 20}}
-	h := Hello{Params: Params{MaxStreams: 256, StreamWindow: 512 << 10}}
+	a := &Accept{SessionID: [16]byte{4}, PathID: 300, Params: Params{MaxStreams: 7, StreamWindow: 1 << 20, MaxUniStreams: 3}}
+	h := Hello{Params: Params{MaxStreams: 256, StreamWindow: 512 << 10, MaxUniStreams: 100}}
 	for _, f := range []any{h, j, a} {
 		b := AppendHandshake(nil, f)
 		got, err := ReadHandshake(bufio.NewReader(bytes.NewReader(b)))
@@ -122,6 +122,10 @@ func (s *recSink) MaxStreams(n uint64) error {
 	s.ctl = append(s.ctl, fmt.Sprint("maxstreams ", n))
 	return nil
 }
+func (s *recSink) MaxUniStreams(n uint64) error {
+	s.ctl = append(s.ctl, fmt.Sprint("maxunistreams ", n))
+	return nil
+}
 
 // Records split at every possible boundary decode the same.
 func TestRecordParserPiecewise(t *testing.T) {
@@ -134,8 +138,9 @@ func TestRecordParserPiecewise(t *testing.T) {
 	b = AppendRecordHeader(b, RecStopSending, 10, 3)
 	b = AppendRecordHeader(b, RecMaxStreams, 300, 0)
 	b = AppendRecordHeader(b, RecPathStatus, 2, 5<<1|1)
-	want := "[reset 6 77 maxdata 8 1073741824 stop 10 3 maxstreams 300 status 2 5 true]"
-	for _, typ := range []byte{RecData, RecFin, RecReset, RecMaxData, RecStopSending, RecMaxStreams, RecPathStatus} {
+	b = AppendRecordHeader(b, RecMaxUniStreams, 1<<40, 0)
+	want := "[reset 6 77 maxdata 8 1073741824 stop 10 3 maxstreams 300 status 2 5 true maxunistreams 1099511627776]"
+	for _, typ := range []byte{RecData, RecFin, RecReset, RecMaxData, RecStopSending, RecMaxStreams, RecPathStatus, RecMaxUniStreams} {
 		if got, want := RecordHeaderLen(typ, 300, 1<<20), len(AppendRecordHeader(nil, typ, 300, 1<<20)); got != want || got > MaxRecordHeaderLen {
 			t.Errorf("RecordHeaderLen(%#x) = %d, encoded %d (max %d)", typ, got, want, MaxRecordHeaderLen)
 		}
@@ -162,6 +167,7 @@ func FuzzReadHandshake(f *testing.F) {
 	f.Add(AppendHandshake(nil, Hello{}))
 	f.Add(AppendHandshake(nil, &Join{}))
 	f.Add(AppendHandshake(nil, &Accept{PathID: 3}))
+	f.Add(AppendHandshake(nil, Hello{Params: Params{MaxStreams: 1, StreamWindow: 2, MaxUniStreams: 1 << 62}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ReadHandshake(bufio.NewReader(bytes.NewReader(b)))
 	})
@@ -217,6 +223,9 @@ func FuzzRecordParser(f *testing.F) {
 	f.Add(AppendRecordHeader(nil, RecStopSending, 4, 2))
 	f.Add(AppendRecordHeader(nil, RecMaxStreams, 100, 0))
 	f.Add(AppendRecordHeader(nil, RecPathStatus, 1, 3))
+	f.Add(AppendRecordHeader(nil, RecMaxUniStreams, 1<<20, 0))
+	f.Add(append(AppendRecordHeader(nil, RecData, 2, 1), 'u')) // a client's unidirectional stream
+	f.Add([]byte{RecMaxUniStreams + 1, 0})                     // the first unknown type
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s := &recSink{data: map[uint64][]byte{}, fin: map[uint64]bool{}}
 		var p RecordParser

@@ -1,0 +1,211 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// sentRecord is one record a session framed for its peer.
+type sentRecord struct {
+	typ   byte
+	id, n uint64
+}
+
+// recordLog is a wire.RecordHandler that logs the records it parses.
+type recordLog struct{ recs []sentRecord }
+
+func (l *recordLog) add(t byte, id, n uint64) error {
+	l.recs = append(l.recs, sentRecord{t, id, n})
+	return nil
+}
+func (l *recordLog) StreamData(id uint64, p []byte) error {
+	return l.add(wire.RecData, id, uint64(len(p)))
+}
+func (l *recordLog) StreamFin(id uint64) error            { return l.add(wire.RecFin, id, 0) }
+func (l *recordLog) StreamReset(id, code uint64) error    { return l.add(wire.RecReset, id, code) }
+func (l *recordLog) StreamMaxData(id, limit uint64) error { return l.add(wire.RecMaxData, id, limit) }
+func (l *recordLog) StreamStopSending(id, code uint64) error {
+	return l.add(wire.RecStopSending, id, code)
+}
+func (l *recordLog) MaxStreams(n uint64) error    { return l.add(wire.RecMaxStreams, n, 0) }
+func (l *recordLog) MaxUniStreams(n uint64) error { return l.add(wire.RecMaxUniStreams, n, 0) }
+func (l *recordLog) PathStatus(id, seq uint64, b bool) error {
+	return l.add(wire.RecPathStatus, id, seq)
+}
+func (l *recordLog) find(t byte) []sentRecord {
+	return l.filter(func(r sentRecord) bool { return r.typ == t })
+}
+func (l *recordLog) filter(f func(sentRecord) bool) (out []sentRecord) {
+	for _, r := range l.recs {
+		if f(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sentRecords frames what the session has to send (as its send loop would,
+// within the windows the peer granted) and returns the records, parsed. The
+// bytes are consumed as if sent and acknowledged.
+func (sp *scriptedPeer) sentRecords() *recordLog {
+	s := sp.s
+	s.mu.Lock()
+	s.fillLocked(1 << 30)
+	b := make([]byte, s.snd.pend.Len())
+	s.snd.pend.Read(b)
+	s.snd.pendOff += uint64(len(b))
+	s.snd.peerLimit += uint64(len(b)) // the peer acknowledges at once
+	s.mu.Unlock()
+	var log recordLog
+	var rp wire.RecordParser
+	if err := rp.Feed(b, &log); err != nil {
+		sp.t.Fatalf("the session framed a malformed record: %v", err)
+	}
+	return &log
+}
+
+// send delivers the pending records as one segment.
+func (sp *scriptedPeer) send() error {
+	if len(sp.pend) == 0 {
+		return nil
+	}
+	return sp.segment(sp.cut(len(sp.pend)))
+}
+
+// Issue 19, finding 1: "With MaxStreams: 4, a client opens 8 streams one
+// after another and cancels each both ways (CancelWrite, CancelRead) ...
+// before the server application calls AcceptStream. Both sessions end:
+// protocol violation by peer: too many open streams: accept queue full."
+//
+// RFC 9000 §4.6: "An endpoint MUST NOT wait to receive [MAX_STREAMS] before
+// advertising additional credit at the start of a stream" and quic-go's
+// rule, which this session follows: a peer stream's credit comes back once
+// the application accepted it and both its sides are done. The peer's
+// streams waiting in the accept queue keep their credit, whatever state
+// they are in, so a peer that keeps within its credit never overflows the
+// queue; accepting them returns it.
+func TestCancelBeforeAcceptKeepsCredit(t *testing.T) {
+	sp := newScriptedPeer(t, &Config{MaxStreams: 4})
+	defer sp.close()
+	// The peer (a client: even IDs) opens every stream its credit allows and
+	// cancels each both ways, without the server accepting any.
+	granted := uint64(4)
+	opened := uint64(0)
+	for round := 0; round < 4 && opened < granted; round++ {
+		for ; opened < granted; opened++ {
+			id := streamID(opened, true, false)
+			sp.records(wire.AppendRecordHeader(nil, wire.RecData, id, 3))
+			sp.records([]byte("req"))
+			sp.records(wire.AppendRecordHeader(nil, wire.RecReset, id, 1))
+			sp.records(wire.AppendRecordHeader(nil, wire.RecStopSending, id, 2))
+		}
+		if err := sp.send(); err != nil {
+			t.Fatalf("after %d streams opened within credit: %v", opened, err)
+		}
+		for _, r := range sp.sentRecords().find(wire.RecMaxStreams) {
+			granted = max(granted, r.id)
+		}
+	}
+	if granted != 4 {
+		t.Errorf("credit grew to %d streams with none accepted, want it to stay at 4", granted)
+	}
+	// RFC 9000 §3.2: "the receiving part of the stream ... can discard any
+	// data that it already received": the application accepts each stream
+	// in order and reads the reset.
+	for i := range uint64(4) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		st, err := sp.s.AcceptStream(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("AcceptStream %d: %v", i, err)
+		}
+		if st.ID() != streamID(i, true, false) {
+			t.Errorf("accepted stream %d, want %d", st.ID(), streamID(i, true, false))
+		}
+		var se *StreamError
+		if _, err := st.Read(make([]byte, 8)); !errors.As(err, &se) || se.ErrorCode != 1 {
+			t.Errorf("stream %d: Read = %v, want the peer's reset (code 1)", st.ID(), err)
+		}
+	}
+	// Accepted and done: the credit comes back.
+	granted = 0
+	for _, r := range sp.sentRecords().find(wire.RecMaxStreams) {
+		granted = max(granted, r.id)
+	}
+	if granted != 8 {
+		t.Errorf("after accepting 4 done streams the peer may open %d streams, want 8", granted)
+	}
+	if err := sp.s.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 19, finding 1, end to end in virtual time: the client opens 8
+// streams one after another (OpenStreamSync) with MaxStreams 4 and cancels
+// each both ways before the server accepts any. The client waits for credit
+// after 4; once the server accepts, the rest go through, and neither
+// session ends.
+func TestCancelBeforeAcceptE2E(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := &Config{MaxStreams: 4}
+		tb := newTestbed(t, 1, cfg)
+		defer tb.close()
+		opened := make(chan uint64, 8)
+		go func() {
+			defer close(opened)
+			for range 8 {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				st, err := tb.cli.OpenStreamSync(ctx)
+				cancel()
+				if err != nil {
+					t.Errorf("OpenStreamSync: %v", err)
+					return
+				}
+				st.Write([]byte("request"))
+				time.Sleep(10 * time.Millisecond) // as a browser that gives up
+				st.CancelWrite(1)
+				st.CancelRead(2)
+				opened <- st.ID()
+			}
+		}()
+		time.Sleep(2 * time.Second)
+		if n := len(opened); n != 4 {
+			t.Errorf("client opened %d streams before any was accepted, want 4 (the credit)", n)
+		}
+		for name, s := range map[string]*Session{"client": tb.cli, "server": tb.srv} {
+			if err := s.Err(); err != nil {
+				t.Fatalf("%s ended before the server accepted: %v", name, err)
+			}
+		}
+		for i := range 8 {
+			st := accept(t, tb.srv, 5*time.Second)
+			if _, err := io.ReadAll(st); err == nil {
+				t.Errorf("stream %d (%d): read to EOF, want the client's reset", i, st.ID())
+			}
+		}
+		time.Sleep(time.Second)
+		n := 0
+		for range opened {
+			n++
+		}
+		if n != 8 {
+			t.Errorf("client opened %d streams, want 8", n)
+		}
+		for name, s := range map[string]*Session{"client": tb.cli, "server": tb.srv} {
+			if err := s.Err(); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			s.mu.Lock()
+			if k := s.streams.Len(); k != 0 {
+				t.Errorf("%s keeps %d streams", name, k)
+			}
+			s.mu.Unlock()
+		}
+	})
+}

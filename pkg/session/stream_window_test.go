@@ -1,0 +1,129 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// Issue 19, finding 8: "With RecvWindow: 64 KiB, a stream nobody reads
+// takes the whole connection window, and a second stream is never
+// accepted: a stream's window may equal the connection's." What to build
+// 6: "A stream's window stays below the connection window, as quic-go's
+// connection window is 1.5× its stream window, so one unread stream never
+// blocks another."
+//
+// At the smallest window allowed, a stream written far beyond its window and
+// never read leaves room for a second stream, which the server accepts and
+// reads to its end.
+func TestUnreadStreamSmallestWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, &Config{RecvWindow: InitialWindow})
+		defer tb.close()
+		hog, _ := tb.cli.OpenStream()
+		go hog.Write(make([]byte, 4*InitialWindow)) // never read
+		time.Sleep(time.Second)
+		st, _ := tb.cli.OpenStream()
+		msg := bytes.Repeat([]byte("isolated"), 32<<10) // 256 KiB: 4 connection windows
+		go func() { st.Write(msg); st.Close() }()
+		accept(t, tb.srv, time.Second) // the hog
+		other := accept(t, tb.srv, 5*time.Second)
+		if got := readAll(t, other, 30*time.Second); !bytes.Equal(got, msg) {
+			t.Errorf("second stream read %d bytes, want %d", len(got), len(msg))
+		}
+	})
+}
+
+// The rule behind it, at every window size: the largest stream window is at
+// most two thirds of RecvWindow (the default), and a larger one is refused.
+// Then one unread stream holds at most 2/3 of the connection window, and at
+// least RecvWindow/3 − ctrlReserve ≥ 17 KiB stay for the others.
+func TestStreamWindowBelowConnectionWindow(t *testing.T) {
+	for _, recv := range []int{InitialWindow, InitialWindow + 1, 1 << 20, DefaultRecvWindow, maxRecvWindow} {
+		c, err := (&Config{RecvWindow: recv}).withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if 3*c.MaxStreamWindow > 2*c.RecvWindow || c.StreamWindow > c.MaxStreamWindow {
+			t.Errorf("RecvWindow %d: MaxStreamWindow %d, StreamWindow %d; want ≤ 2/3 of RecvWindow", recv, c.MaxStreamWindow, c.StreamWindow)
+		}
+		if room := c.RecvWindow - c.MaxStreamWindow - ctrlReserve; room < 16<<10 {
+			t.Errorf("RecvWindow %d: one unread stream leaves %d bytes to the others", recv, room)
+		}
+		for _, bad := range []Config{{RecvWindow: recv, MaxStreamWindow: recv}, {RecvWindow: recv, StreamWindow: recv}} {
+			if _, err := bad.withDefaults(); err == nil || !strings.Contains(err.Error(), "StreamWindow") {
+				t.Errorf("RecvWindow %d, MaxStreamWindow %d, StreamWindow %d accepted (err %v), want an error naming the field",
+					bad.RecvWindow, bad.MaxStreamWindow, bad.StreamWindow, err)
+			}
+		}
+	}
+	if c, _ := (&Config{}).withDefaults(); c.StreamWindow != DefaultStreamWindow {
+		t.Errorf("default StreamWindow %d, want %d", c.StreamWindow, DefaultStreamWindow)
+	}
+}
+
+// Issue 19, finding 8: "With the defaults, 8 unread streams of 512 KiB fill
+// the window." What the docs now say holds: streams that are never read
+// keep their initial window (StreamWindow), so fewer than RecvWindow /
+// StreamWindow of them (7 with the defaults) leave room for others. Seven
+// never-read streams, each written 1 MiB, and an eighth moves 2 MiB.
+func TestSevenUnreadStreamsDefaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, nil)
+		defer tb.close()
+		for range 7 {
+			hog, _ := tb.cli.OpenStream()
+			go hog.Write(make([]byte, 1<<20))
+		}
+		time.Sleep(2 * time.Second)
+		st, _ := tb.cli.OpenStream()
+		msg := bytes.Repeat([]byte("eighth"), 2<<20/6)
+		go func() { st.Write(msg); st.Close() }()
+		for range 7 {
+			accept(t, tb.srv, time.Second)
+		}
+		other := accept(t, tb.srv, 5*time.Second)
+		if got := readAll(t, other, 30*time.Second); !bytes.Equal(got, msg) {
+			t.Errorf("eighth stream read %d bytes, want %d", len(got), len(msg))
+		}
+	})
+}
+
+// Issue 19, finding 8: the docs said a cancelled stream's received data
+// "stays delivered, which a reset contradicts". RFC 9000 §3.2: "Receiving a
+// RESET_STREAM frame in the 'Recv' or 'Size Known' state causes the stream
+// to enter the 'Reset Recvd' state. This might cause the delivery of stream
+// data to the application to be interrupted." What CancelWrite's doc now
+// says: what the peer's application read stays read; what it received and
+// had not read is discarded, and its Read fails with the code.
+func TestResetDiscardsUnreadData(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, nil)
+		defer tb.close()
+		w, _ := tb.cli.OpenStream()
+		w.Write([]byte("read"))
+		peer := accept(t, tb.srv, time.Second)
+		buf := make([]byte, 16)
+		if n, err := peer.Read(buf); err != nil || string(buf[:n]) != "read" {
+			t.Fatalf("first Read = %q, %v", buf[:n], err)
+		}
+		w.Write([]byte("unread"))
+		time.Sleep(100 * time.Millisecond) // arrives, not read
+		tb.srv.mu.Lock()
+		buffered := peer.recv.buf.Len()
+		tb.srv.mu.Unlock()
+		if buffered != len("unread") {
+			t.Fatalf("server holds %d unread bytes, want %d", buffered, len("unread"))
+		}
+		w.CancelWrite(9)
+		time.Sleep(100 * time.Millisecond)
+		n, err := peer.Read(buf)
+		var se *StreamError
+		if n != 0 || !errors.As(err, &se) || se.ErrorCode != 9 {
+			t.Errorf("Read after the reset = %q, %v; want nothing and the code 9", buf[:n], err)
+		}
+	})
+}
