@@ -42,7 +42,8 @@ func joinLatencyCases() []joinLatencyCase {
 // download is under way, and returns the virtual time from the AddPath call
 // to the first segment the client receives on the new path, and to AddPath's
 // return. It runs inside a synctest bubble.
-func measureJoinLatency(t *testing.T, c joinLatencyCase) (firstData, returned time.Duration) {
+// With used0RTT set, it reports whether the join's connection used 0-RTT.
+func measureJoinLatency(t *testing.T, c joinLatencyCase, used0RTT *bool) (firstData, returned time.Duration) {
 	t.Helper()
 	tb := newTestbedOn(t, 1, nil, false, c.first)
 	defer tb.close()
@@ -93,6 +94,11 @@ func measureJoinLatency(t *testing.T, c joinLatencyCase) (firstData, returned ti
 	if firstData < 0 {
 		t.Fatalf("no data on the new path within 5 s")
 	}
+	if used0RTT != nil {
+		tb.cli.mu.Lock()
+		*used0RTT = tb.cli.slots[1].conn.ConnectionState().Used0RTT
+		tb.cli.mu.Unlock()
+	}
 	return firstData, ret
 }
 
@@ -117,13 +123,17 @@ func TestJoinOneRoundTrip(t *testing.T) {
 	for _, c := range joinLatencyCases() {
 		t.Run(c.name, func(t *testing.T) {
 			var got, ret time.Duration
-			synctest.Test(t, func(t *testing.T) { got, ret = measureJoinLatency(t, c) })
+			var used0RTT bool
+			synctest.Test(t, func(t *testing.T) { got, ret = measureJoinLatency(t, c, &used0RTT) })
 			rtt := c.join.Up.Delay + c.join.Down.Delay
 			limit := rtt*12/10 + c.serial
 			t.Logf("%s: RTT %v; AddPath to first data on the new path %v (%.2f RTT), AddPath returned after %v; limit %v",
 				c.name, rtt, got, got.Seconds()/rtt.Seconds(), ret, limit)
 			if got > limit {
 				t.Errorf("first data on the new path %v after AddPath, want ≤ %v (1.2 × RTT %v + %v)", got, limit, rtt, c.serial)
+			}
+			if !used0RTT {
+				t.Errorf("the join did not use 0-RTT")
 			}
 			if got < rtt {
 				t.Errorf("first data on the new path %v after AddPath, less than one RTT %v: the measure is wrong", got, rtt)
