@@ -168,6 +168,7 @@ func (s *Session) dialJoin(ctx context.Context, tr *quic.Transport, remote net.A
 	if errors.Is(err, quic.Err0RTTRejected) {
 		// The server never read the 0-RTT Join: the counter is still
 		// unused. Send it again in 1-RTT.
+		s.cfg.Logf("session: %v refused 0-RTT; joining after the handshake", remote)
 		if conn, err = conn.NextConnection(ctx); err != nil {
 			return nil, fmt.Errorf("session: handshake: %w", err)
 		}

@@ -3,8 +3,12 @@ package session
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -13,6 +17,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/mpqsched/mpqsched/pkg/emu"
+	"github.com/mpqsched/mpqsched/pkg/wire"
 	"github.com/mpqsched/mpqsched/sched"
 )
 
@@ -291,4 +296,107 @@ func TestJoinWindow(t *testing.T) {
 			t.Errorf("step %d: accept(%d) = %v, want %v", i, s.n, got, s.want)
 		}
 	}
+}
+
+// As TestJoinReplayRefused (issue 10, item 7: "A byte-for-byte replay of a
+// valid join on a new connection is accepted"), for the early Join, whose
+// MAC cannot cover the connection: a genuine early Join frame attaches a
+// path; the same frame on a second connection, whose handshake completes,
+// is refused because its counter was used.
+func TestEarlyJoinFrameReplayRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, 1, nil)
+		defer tb.close()
+		join := func(frame []byte) error {
+			pc, _, err := tb.topo.AddPath(emu.PathSpec{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := &quic.Transport{Conn: pc}
+			defer tr.Close()
+			c, err := tr.Dial(context.Background(), tb.topo.Server.LocalAddr(), withALPN(tb.pair.Client), &quic.Config{EnableDatagrams: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, _, _, err = exchangeJoin(ctx, c, frame)
+			return err
+		}
+		j := &wire.Join{SessionID: tb.cli.id}
+		if err := tb.cli.earlyJoin(j); err != nil {
+			t.Fatal(err)
+		}
+		frame := wire.AppendHandshake(nil, j)
+		if err := join(frame); err != nil {
+			t.Fatalf("genuine early join: %v", err)
+		}
+		if err := join(frame); !errors.Is(err, ErrJoinRejected) {
+			t.Fatalf("replayed early join: %v, want ErrJoinRejected", err)
+		}
+		if n := tb.ln.RejectedJoins(); n != 1 {
+			t.Errorf("rejected joins = %d, want 1", n)
+		}
+	})
+}
+
+// When the server refuses 0-RTT (here it cannot decrypt the ticket: the
+// client's cache holds another server's), quic-go reports Err0RTTRejected
+// and RFC 9001 §4.6.2 applies: "A client that attempts 0-RTT might also
+// provide ... the 0-RTT data ... if the server rejects 0-RTT, the client
+// [has to] retransmit"; the Join goes again after the handshake and the
+// path joins.
+func TestEarlyJoinRejectedFallsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var logs []string
+		cfg := &Config{Logf: func(f string, a ...any) {
+			mu.Lock()
+			logs = append(logs, fmt.Sprintf(f, a...))
+			mu.Unlock()
+		}}
+		tb := newTestbed(t, 1, cfg)
+		defer tb.close()
+		cache := tb.cli.tlsConf.ClientSessionCache
+		// Another server with the same certificate: its ticket replaces
+		// the session's in the client's cache.
+		topo2, err := emu.NewTopology(2, emu.PathSpec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer topo2.Close()
+		ln2, err := Listen(topo2.Server, tb.pair.Server, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln2.Close()
+		tc := tb.pair.Client.Clone()
+		tc.ClientSessionCache = cache
+		c2, err := Dial(context.Background(), topo2.Clients[0], topo2.Server.LocalAddr(), tc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c2.CloseWithError(nil)
+		synctest.Wait()
+		pc, _, err := tb.topo.AddPath(emu.PathSpec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := tb.cli.AddPath(context.Background(), pc, tb.topo.Server.LocalAddr(), PathOptions{})
+		if err != nil {
+			t.Fatalf("AddPath after a refused 0-RTT: %v", err)
+		}
+		if pathConn(tb.cli, id).ConnectionState().Used0RTT {
+			t.Errorf("the join used 0-RTT with a ticket of another server")
+		}
+		synctest.Wait()
+		if n := len(tb.srv.Paths()); n != 2 {
+			t.Errorf("server has %d paths, want 2", n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.ContainsFunc(logs, func(l string) bool { return strings.Contains(l, "refused 0-RTT") }) {
+			t.Errorf("no 0-RTT refusal logged: %q", logs)
+		}
+	})
 }

@@ -153,6 +153,7 @@ func FuzzReadHandshake(f *testing.F) {
 	f.Add(AppendHandshake(nil, Hello{}))
 	f.Add(AppendHandshake(nil, &Join{}))
 	f.Add(AppendHandshake(nil, &Accept{PathID: 3}))
+	f.Add(AppendHandshake(nil, &Join{Early: true}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ReadHandshake(bufio.NewReader(bytes.NewReader(b)))
 	})
