@@ -12,6 +12,17 @@ package session
 // the server refuses 0-RTT, the same Join goes as 1-RTT data after the
 // handshake (two round trips, as before).
 //
+// Timing, for a path of round-trip time R (TestJoinOneRoundTrip): the
+// server reads the Join at R/2 and its first segments reach the client at
+// R. Its own side of the handshake completes only at 3R/2, when the
+// client's Finished arrives, which is why it sends before then; waiting for
+// it would make the join take 2R, as before. The client still waits for the
+// Accept before it attaches the path: it arrives with the server's first
+// flight at R, with the path's ID (the server assigns path IDs, so they
+// stay unique whatever the order in which joins arrive), and segments the
+// client sent earlier, as 0-RTT data, would be read no sooner than 3R/2,
+// the moment its segments sent at R arrive.
+//
 // Security. 0-RTT data can be replayed, and an early Join cannot be bound to
 // the connection that carries it (the TLS exporter that binds a 1-RTT Join
 // exists only once the handshake is done). Its replay protection is this:
