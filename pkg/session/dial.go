@@ -110,7 +110,7 @@ func DialPath(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSession(c, true, withALPN(tlsConf))
+	s, err := newSession(c, true, withTickets(withALPN(tlsConf)))
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +213,9 @@ func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Ad
 
 // dialAttempt is one connection and session handshake over tr.
 func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote net.Addr, join *wire.Join, opts PathOptions) (*path, error) {
+	if join != nil {
+		return s.dialJoin(ctx, tr, remote, join, opts) // join_early.go
+	}
 	t := &tracer{}
 	q := s.cfg.quicConfig()
 	q.Tracer = tracerFor(qlogOpener(s.cfg.QlogDir, s.cfg.Logf))

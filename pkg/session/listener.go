@@ -31,7 +31,7 @@ type Listener struct {
 	cfg      Config
 	tlsConf  *tls.Config
 	tr       *quic.Transport
-	ln       *quic.Listener
+	ln       *quic.EarlyListener // early: a join may arrive as 0-RTT data (join_early.go)
 	acceptQ  chan *Session
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -81,7 +81,8 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 	}
 	q := c.quicConfig()
 	q.Tracer = tracerFor(qlogOpener(c.QlogDir, c.Logf))
-	if l.ln, err = l.tr.Listen(l.tlsConf, q); err != nil {
+	q.Allow0RTT = true // session tickets allow 0-RTT joins (join_early.go)
+	if l.ln, err = l.tr.ListenEarly(l.tlsConf, q); err != nil {
 		closeTransport(l.tr)
 		return nil, err
 	}
@@ -224,6 +225,14 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		conn.CloseWithError(codeProtocol, "bad session handshake")
 		return
 	}
+	// Only an early Join is handled before the connection's handshake
+	// completes (join_early.go); a Hello or a bound Join needs its exporter.
+	j, _ := f.(*wire.Join)
+	early := j != nil && j.Early
+	if !early && !handshakeDone(ctx, conn) {
+		conn.CloseWithError(codeProtocol, "handshake timeout")
+		return
+	}
 	t, _ := conn.Context().Value(tracerKey{}).(*tracer)
 	if t == nil {
 		t = &tracer{}
@@ -267,14 +276,20 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		}
 		s.srcIP = ip
 	case *wire.Join:
-		binding, err := exportBinding(conn)
-		if err != nil {
-			conn.CloseWithError(codeInternal, err.Error())
-			return
+		var binding [32]byte
+		if !early {
+			if binding, err = exportBinding(conn); err != nil {
+				conn.CloseWithError(codeInternal, err.Error())
+				return
+			}
 		}
 		l.mu.Lock()
-		s = l.sessions[f.SessionID]
-		ok := s != nil && verifyJoin(s.joinKey, f, binding)
+		if early {
+			s = l.verifyEarlyJoinLocked(f)
+		} else if s = l.sessions[f.SessionID]; s != nil && !verifyJoin(s.joinKey, f, binding) {
+			s = nil
+		}
+		ok := s != nil
 		if !ok {
 			l.rejected++
 		}
@@ -308,7 +323,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		abort(err)
 		return
 	}
-	p := &path{id: sched.PathID(id), conn: conn, out: out, in: r, tr: t}
+	p := &path{id: sched.PathID(id), conn: conn, out: out, in: r, tr: t, early: early}
 	if err := s.attach(p); err != nil {
 		abort(err)
 		return

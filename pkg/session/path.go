@@ -25,6 +25,7 @@ type path struct {
 	in     *bufio.Reader
 	tr     *tracer
 	backup bool          // this end wants the path used only as a backup (guarded by Session.mu)
+	early  bool          // server: attached on an early Join before its handshake completed (join_early.go)
 	notify chan struct{} // pokes the writer
 
 	// Path status (RFC 10069 §3.3-style), guarded by Session.mu.
@@ -311,8 +312,18 @@ func (s *Session) attach(p *path) error {
 	p.tr.setWake(s.wake)
 	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.writeLoop(p) }()
-	go func() { defer s.wg.Done(); s.readLoop(p) }()
-	go func() { defer s.wg.Done(); s.datagramLoop(p) }()
+	go func() { // nothing is read from an early path before its handshake completes
+		defer s.wg.Done()
+		if s.awaitHandshake(p, true) {
+			s.readLoop(p)
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		if s.awaitHandshake(p, false) {
+			s.datagramLoop(p)
+		}
+	}()
 	poke(s.wake)
 	return nil
 }

@@ -377,6 +377,8 @@ type Session struct {
 	isClient bool
 	id       [16]byte
 	joinKey  [32]byte
+	joinSeq  uint64     // client: early-Join counters used (guarded by mu; join_early.go)
+	joinWin  joinWindow // server: early-Join counters accepted (guarded by the Listener's mu)
 	tlsConf  *tls.Config
 	sch      sched.Scheduler
 	obs      sched.Observer         // nil if the scheduler does not observe

@@ -23,10 +23,11 @@ import (
 
 // Frame types on a path's data stream.
 const (
-	TypeHello   byte = 0x01 // client → server: open a new session on this path
-	TypeJoin    byte = 0x02 // client → server: attach this path to an existing session
-	TypeAccept  byte = 0x03 // server → client: the session ID and the path's ID
-	TypeSegment byte = 0x10 // either way: one connection-level segment
+	TypeHello     byte = 0x01 // client → server: open a new session on this path
+	TypeJoin      byte = 0x02 // client → server: attach this path to an existing session
+	TypeAccept    byte = 0x03 // server → client: the session ID and the path's ID
+	TypeJoinEarly byte = 0x04 // client → server: a Join that may travel as TLS 0-RTT data (Join.Early)
+	TypeSegment   byte = 0x10 // either way: one connection-level segment
 )
 
 // Frame types carried in QUIC datagrams.
@@ -96,10 +97,14 @@ type Hello struct {
 
 // Join attaches a path to session SessionID. MAC authenticates the join with
 // the key both ends derived from the session's first path (see session).
+// Early selects TypeJoinEarly: the same fields, with a MAC that does not
+// depend on the joining connection, so that the client can send it as TLS
+// 0-RTT data; its Nonce then begins with a counter (see session).
 type Join struct {
 	SessionID [SessionIDLen]byte
 	Nonce     [NonceLen]byte
 	MAC       [MACLen]byte
+	Early     bool
 }
 
 // Accept answers a Hello or a valid Join.
@@ -124,7 +129,11 @@ func AppendHandshake(b []byte, f any) []byte {
 		b = append(b, TypeHello)
 		b = appendParams(b, f.Params)
 	case *Join:
-		b = append(b, TypeJoin)
+		if f.Early {
+			b = append(b, TypeJoinEarly)
+		} else {
+			b = append(b, TypeJoin)
+		}
 		b = append(b, f.SessionID[:]...)
 		b = append(b, f.Nonce[:]...)
 		b = append(b, f.MAC[:]...)
@@ -160,8 +169,8 @@ func ReadHandshake(r *bufio.Reader) (any, error) {
 			return nil, err
 		}
 		return h, nil
-	case TypeJoin:
-		j := new(Join)
+	case TypeJoin, TypeJoinEarly:
+		j := &Join{Early: t == TypeJoinEarly}
 		for _, p := range [][]byte{j.SessionID[:], j.Nonce[:], j.MAC[:]} {
 			if _, err := io.ReadFull(r, p); err != nil {
 				return nil, readErr(err)

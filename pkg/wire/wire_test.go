@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"testing"
 )
 
@@ -13,25 +14,15 @@ func TestHandshakeRoundTrip(t *testing.T) {
 	j := &Join{SessionID: [16]byte{1}, Nonce: [16]byte{2}, MAC: [32]byte{3}}
 	a := &Accept{SessionID: [16]byte{4}, PathID: 300, Params: Params{MaxStreams: 7, StreamWindow: 1 << 20, MaxUniStreams: 3}}
 	h := Hello{Params: Params{MaxStreams: 256, StreamWindow: 512 << 10, MaxUniStreams: 100}}
-	for _, f := range []any{h, j, a} {
+	je := &Join{SessionID: [16]byte{5}, Nonce: [16]byte{6}, MAC: [32]byte{7}, Early: true}
+	for _, f := range []any{h, j, je, a} {
 		b := AppendHandshake(nil, f)
 		got, err := ReadHandshake(bufio.NewReader(bytes.NewReader(b)))
 		if err != nil {
 			t.Fatalf("%T: %v", f, err)
 		}
-		switch g := got.(type) {
-		case Hello:
-			if g != h {
-				t.Errorf("hello: got %+v, want %+v", g, h)
-			}
-		case *Join:
-			if *g != *j {
-				t.Errorf("join: got %+v, want %+v", g, j)
-			}
-		case *Accept:
-			if *g != *a {
-				t.Errorf("accept: got %+v, want %+v", g, a)
-			}
+		if !reflect.DeepEqual(got, f) {
+			t.Errorf("got %+v, want %+v", got, f)
 		}
 		// Every strict prefix is a malformed (truncated) frame.
 		for n := 0; n < len(b); n++ {
@@ -168,6 +159,7 @@ func FuzzReadHandshake(f *testing.F) {
 	f.Add(AppendHandshake(nil, &Join{}))
 	f.Add(AppendHandshake(nil, &Accept{PathID: 3}))
 	f.Add(AppendHandshake(nil, Hello{Params: Params{MaxStreams: 1, StreamWindow: 2, MaxUniStreams: 1 << 62}}))
+	f.Add(AppendHandshake(nil, &Join{Early: true}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ReadHandshake(bufio.NewReader(bytes.NewReader(b)))
 	})
