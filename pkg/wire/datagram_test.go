@@ -42,7 +42,7 @@ func TestAppDatagramMalformed(t *testing.T) {
 	for _, b := range [][]byte{
 		nil,
 		{TypeAppDatagram},
-		{TypeAppDatagram, 0x40},                   // a 2-byte varint cut after 1 byte
+		{TypeAppDatagram, 0x40}, // a 2-byte varint cut after 1 byte
 		{TypeAppDatagram, 0xc0, 0, 0, 0, 0, 0, 0}, // an 8-byte varint cut after 7 bytes
 		{TypeAck, 0},
 	} {
