@@ -339,6 +339,7 @@ type Session struct {
 	srcIP      string           // server side: the first path's source IP (Listener.perIP)
 
 	streams streamSet
+	dgram   datagrams // application datagrams (datagram.go)
 
 	stats  counters
 	series []Sample

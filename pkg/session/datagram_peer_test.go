@@ -1,0 +1,165 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// appDatagram is the peer's application datagram seq carrying "d<seq>".
+func appDatagram(seq uint64) []byte {
+	return wire.AppendAppDatagram(nil, seq, fmt.Appendf(nil, "d%d", seq))
+}
+
+// received drains what ReceiveDatagram has queued now, without waiting.
+func (sp *scriptedPeer) received() []string {
+	var got []string
+	for q := sp.s.dgram.recvQueue(); len(q) > 0; {
+		b, err := sp.s.ReceiveDatagram(context.Background())
+		if err != nil {
+			sp.t.Fatal(err)
+		}
+		got = append(got, string(b))
+	}
+	return got
+}
+
+// Issue 19 (What to build, 4): "a redundant scheduler may copy a datagram
+// to several paths, and the receiver discards duplicates." RFC 9221 §5:
+// "DATAGRAM frames ... are not retransmitted", so copies are the sender's
+// doing; the application sees each sequence number once.
+func TestDatagramDuplicatesDiscarded(t *testing.T) {
+	sp := newScriptedPeer(t, nil)
+	defer sp.close()
+	for _, seq := range []uint64{0, 1, 0, 3, 1, 2, 3, 3} {
+		if err := sp.datagram(appDatagram(seq)); err != nil {
+			t.Fatalf("datagram %d: %v", seq, err)
+		}
+	}
+	if got, want := fmt.Sprint(sp.received()), "[d0 d1 d3 d2]"; got != want {
+		t.Errorf("delivered %s, want %s (arrival order, each once)", got, want)
+	}
+	st := sp.s.Stats().Datagrams
+	if st.Received != 4 || st.Duplicates != 4 {
+		t.Errorf("stats %+v, want 4 received and 4 duplicates", st)
+	}
+	// Older than the window: discarded whether delivered or not, so a copy
+	// arriving that late cannot be delivered twice.
+	if err := sp.datagram(appDatagram(3 + DatagramWindow)); err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range []uint64{2, 3, 4} { // 2 and 3 delivered, 4 never
+		if err := sp.datagram(appDatagram(seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := fmt.Sprint(sp.received()), fmt.Sprintf("[d%d d4]", 3+DatagramWindow); got != want {
+		t.Errorf("delivered %s, want %s", got, want)
+	}
+	if st := sp.s.Stats().Datagrams; st.Late != 2 || st.Duplicates != 4 {
+		t.Errorf("stats %+v, want 2 late (seqs 2 and 3) and still 4 duplicates", st)
+	}
+}
+
+// Issue 19: "SendDatagram and ReceiveDatagram, with size limits and a
+// bounded queue"; the session's rule: "Every buffer/map/queue ... a peer
+// can cause has a bound independent of what the peer announces". A peer
+// that sends 1000 datagrams nobody reads gets DatagramQueueLen queued; the
+// rest are dropped and counted. A dropped datagram was not delivered, so a
+// later copy of it still is.
+func TestDatagramQueueBounded(t *testing.T) {
+	sp := newScriptedPeer(t, nil)
+	defer sp.close()
+	for seq := range uint64(1000) {
+		if err := sp.datagram(appDatagram(seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := sp.s.Stats().Datagrams
+	if st.Received != DatagramQueueLen || st.Dropped != 1000-DatagramQueueLen {
+		t.Errorf("stats %+v, want %d received and %d dropped", st, DatagramQueueLen, 1000-DatagramQueueLen)
+	}
+	got := sp.received()
+	if len(got) != DatagramQueueLen || got[0] != "d0" || got[DatagramQueueLen-1] != fmt.Sprintf("d%d", DatagramQueueLen-1) {
+		t.Fatalf("delivered %d datagrams (%v ...), want d0 … d%d", len(got), got[:min(len(got), 3)], DatagramQueueLen-1)
+	}
+	if err := sp.datagram(appDatagram(500)); err != nil { // a copy of a dropped one
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(sp.received()), "[d500]"; got != want {
+		t.Errorf("after a copy of dropped datagram 500: delivered %s, want %s", got, want)
+	}
+}
+
+// "Bad input never panics: a hostile peer gets a connection error." An
+// application datagram whose sequence number is cut short is a protocol
+// violation, as RFC 9221 §4 treats a malformed DATAGRAM frame
+// ("FRAME_ENCODING_ERROR").
+func TestDatagramMalformedIsConnectionError(t *testing.T) {
+	for _, b := range [][]byte{
+		{wire.TypeAppDatagram},
+		{wire.TypeAppDatagram, 0x40},
+		{wire.TypeAppDatagram, 0xc0, 1, 2},
+	} {
+		sp := newScriptedPeer(t, nil)
+		if err := sp.datagram(b); !errors.Is(err, ErrProtocol) {
+			t.Errorf("%x: err = %v, want ErrProtocol", b, err)
+		}
+		if st := sp.s.Stats().Datagrams; st.Received != 0 {
+			t.Errorf("%x: %d datagrams delivered", b, st.Received)
+		}
+		sp.close()
+	}
+}
+
+// ReceiveDatagram waits for a datagram, returns ctx's cause when it is done,
+// and after the session ends returns what was queued, then the close error.
+func TestReceiveDatagramWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sp := newScriptedPeer(t, nil)
+		cause := errors.New("gave up")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		got := make(chan error, 1)
+		go func() { _, err := sp.s.ReceiveDatagram(ctx); got <- err }()
+		synctest.Wait()
+		if len(got) != 0 {
+			t.Fatal("ReceiveDatagram returned with nothing queued")
+		}
+		cancel(cause)
+		synctest.Wait()
+		if len(got) != 1 {
+			t.Fatal("ReceiveDatagram ignored its context")
+		}
+		if err := <-got; err != cause {
+			t.Errorf("cancelled: err = %v, want the cause %v", err, cause)
+		}
+		go func() {
+			b, err := sp.s.ReceiveDatagram(context.Background())
+			if err == nil && string(b) != "d7" {
+				err = fmt.Errorf("got %q, want d7", b)
+			}
+			got <- err
+		}()
+		synctest.Wait()
+		if err := sp.datagram(appDatagram(7)); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Errorf("waiting receiver: %v", err)
+		}
+		if err := sp.datagram(appDatagram(8)); err != nil {
+			t.Fatal(err)
+		}
+		sp.close()
+		if b, err := sp.s.ReceiveDatagram(context.Background()); err != nil || string(b) != "d8" {
+			t.Errorf("after close: got %q, %v; want the queued d8", b, err)
+		}
+		if _, err := sp.s.ReceiveDatagram(context.Background()); !errors.Is(err, ErrClosed) {
+			t.Errorf("after close, queue empty: err = %v, want ErrClosed", err)
+		}
+	})
+}
