@@ -163,3 +163,79 @@ func TestReceiveDatagramWaits(t *testing.T) {
 		}
 	})
 }
+
+// FuzzDatagramReceive drives the datagram receive side with arbitrary
+// sequences of application datagrams (sequence numbers from raw bytes, or
+// near a moving base, so with copies and jumps) and reads now and then.
+// Whatever arrives: no panic; a malformed one is a protocol error; at most
+// DatagramQueueLen wait; no sequence number is delivered twice; and every
+// well-formed datagram is counted once as received, duplicate, late or
+// dropped.
+func FuzzDatagramReceive(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 1, 2, 0, 1, 0})
+	f.Add([]byte{1, 3, wire.TypeAppDatagram, 0x40, 1, 0, 255, 3, 0, 0})
+	f.Add([]byte{0, 200, 0, 200, 2, 0, 0, 9, 3, 0})
+	f.Fuzz(func(t *testing.T, script []byte) {
+		sp := newScriptedPeer(t, nil) // not closed: it runs no goroutine, and closing costs the fuzzer most of its time
+		next := func() int {
+			if len(script) == 0 {
+				return 0
+			}
+			b := script[0]
+			script = script[1:]
+			return int(b)
+		}
+		delivered := map[string]bool{}
+		var wellFormed uint64
+		base := uint64(0)
+		for len(script) > 0 {
+			var b []byte
+			switch next() % 4 {
+			case 0: // a well-formed datagram near base
+				b = appDatagram(base + uint64(next()))
+			case 1: // raw bytes after the type; if they decode, payload "d<seq>"
+				n := min(next(), len(script))
+				b = append([]byte{wire.TypeAppDatagram}, script[:n]...)
+				script = script[n:]
+				if seq, _, err := wire.ParseAppDatagram(b); err == nil {
+					b = appDatagram(seq) // so that a payload names its sequence number
+				}
+			case 2: // the window moves on
+				base += uint64(next()) << uint(next()%40)
+				continue
+			case 3: // the application reads
+				for _, d := range sp.received() {
+					if delivered[d] {
+						t.Fatalf("%s delivered twice", d)
+					}
+					delivered[d] = true
+				}
+				continue
+			}
+			_, _, perr := wire.ParseAppDatagram(b)
+			err := sp.datagram(b)
+			if perr == nil {
+				if err != nil {
+					t.Fatalf("well-formed %x: %v", b, err)
+				}
+				wellFormed++
+			} else if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("%x: err = %v, want ErrProtocol", b, err)
+			} else {
+				return // a connection error ends the session
+			}
+			if n := len(sp.s.dgram.recvQueue()); n > DatagramQueueLen {
+				t.Fatalf("%d datagrams queued, bound %d", n, DatagramQueueLen)
+			}
+			st := sp.s.Stats().Datagrams
+			if got := st.Received + st.Duplicates + st.Late + st.Dropped; got != wellFormed {
+				t.Fatalf("stats %+v count %d datagrams, %d arrived", st, got, wellFormed)
+			}
+		}
+		for _, d := range sp.received() {
+			if delivered[d] {
+				t.Fatalf("%s delivered twice", d)
+			}
+		}
+	})
+}
