@@ -91,8 +91,8 @@ func quicDatagramLimit(c *quic.Conn) int {
 // current paths, less wire.MaxAppDatagramHeaderLen (9 bytes). It is 0 when
 // the session has no path. It grows when quic-go's path MTU discovery
 // raises a path's packet size and may shrink when a path joins; with
-// quic-go's initial 1280-byte packets it is 1231 bytes. Safe for concurrent
-// use.
+// quic-go's initial 1280-byte packets it is 1234 bytes (quic-go's limit,
+// 1243, less the header). Safe for concurrent use.
 func (s *Session) MaxDatagramSize() int {
 	s.mu.Lock()
 	var conns [sched.MaxPaths]*quic.Conn
