@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -212,6 +214,78 @@ func TestDatagramTooLarge(t *testing.T) {
 		}
 		if n := tb.cli.MaxDatagramSize(); n != 0 {
 			t.Errorf("after close: MaxDatagramSize = %d, want 0", n)
+		}
+	})
+}
+
+// FACTS.md: "Conn.SendDatagram blocks while 32 datagrams are queued. Never
+// call it with a lock held that other goroutines need." While an
+// application's SendDatagram is stuck in quic-go (here: held by the hook),
+// the session carries 1 MiB on a stream, answers Stats and takes
+// datagrams from other goroutines; the stuck one goes out once released.
+func TestBlockedSendDatagramStallsNothing(t *testing.T) {
+	defer func() { wrapDatagram = nil }()
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{}) // made in the bubble, so a goroutine waiting on it is durably blocked
+		wrapDatagram = func(s *Session, send func([]byte) error) func([]byte) error {
+			return func(b []byte) error {
+				if len(b) > 1 && b[0] == wire.TypeAppDatagram && string(b[2:]) == "stuck" {
+					// Block only if the session's lock is free (others
+					// hold it briefly); else the test would hang.
+					for k := 0; ; k++ {
+						if s.mu.TryLock() {
+							s.mu.Unlock()
+							break
+						}
+						if k == 10000 {
+							t.Error("SendDatagram reached quic-go with the session lock held")
+							return send(b)
+						}
+						runtime.Gosched()
+					}
+					<-release
+				}
+				return send(b)
+			}
+		}
+		tb := newTestbedCfgs(t, 1, nil, nil, true, dgramPaths()...)
+		defer tb.close()
+		stuck := make(chan error, 1)
+		go func() { stuck <- tb.cli.SendDatagram([]byte("stuck")) }()
+		synctest.Wait()
+		if len(stuck) != 0 {
+			t.Fatal("the hook did not hold SendDatagram")
+		}
+		st, err := tb.cli.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const size = 1 << 20
+		go func() { st.Write(make([]byte, size)); st.Close() }()
+		n, err := io.Copy(io.Discard, accept(t, tb.srv, 10*time.Second))
+		if err != nil || n != size {
+			t.Fatalf("stream: %d bytes, %v; want %d", n, err, size)
+		}
+		if err := tb.cli.SendDatagram([]byte("other")); err != nil {
+			t.Fatal(err)
+		}
+		_ = tb.cli.Stats()
+		close(release)
+		if err := <-stuck; err != nil {
+			t.Fatalf("released SendDatagram: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		got := map[string]bool{}
+		for range 2 {
+			b, err := tb.srv.ReceiveDatagram(ctx)
+			if err != nil {
+				t.Fatalf("server got %v, then %v", got, err)
+			}
+			got[string(b)] = true
+		}
+		if !got["stuck"] || !got["other"] {
+			t.Errorf("server got %v, want stuck and other", got)
 		}
 	})
 }
