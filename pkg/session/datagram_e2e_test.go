@@ -289,3 +289,54 @@ func TestBlockedSendDatagramStallsNothing(t *testing.T) {
 		}
 	})
 }
+
+// "Safe for concurrent use": four goroutines send 50 datagrams each over
+// the redundant scheduler while two goroutines receive; the server gets all
+// 200, each once, and every copy is counted as a duplicate.
+func TestDatagramsConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbedCfgs(t, 1, nil, &Config{Scheduler: "redundant"}, true, dgramPaths()...)
+		defer tb.close()
+		const senders, each = 4, 50
+		var wg sync.WaitGroup
+		for g := range senders {
+			wg.Go(func() {
+				for i := range each {
+					if err := tb.cli.SendDatagram(fmt.Appendf(nil, "%d/%d", g, i)); err != nil {
+						t.Errorf("sender %d: %v", g, err)
+						return
+					}
+				}
+			})
+		}
+		var mu sync.Mutex
+		got := map[string]int{}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for range 2 {
+			wg.Go(func() {
+				for {
+					b, err := tb.srv.ReceiveDatagram(ctx)
+					if err != nil {
+						return // the deadline: all has arrived by then
+					}
+					mu.Lock()
+					got[string(b)]++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(got) != senders*each {
+			t.Errorf("server got %d distinct datagrams, want %d", len(got), senders*each)
+		}
+		for k, n := range got {
+			if n != 1 {
+				t.Errorf("%s delivered %d times", k, n)
+			}
+		}
+		if st := tb.srv.Stats().Datagrams; st.Received != senders*each || st.Duplicates != senders*each {
+			t.Errorf("server stats %+v, want %d received and as many duplicates", st, senders*each)
+		}
+	})
+}
