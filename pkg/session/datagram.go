@@ -238,10 +238,12 @@ func (s *Session) appDatagramReceived(b []byte) error {
 	if err != nil {
 		return errors.Join(ErrProtocol, err)
 	}
-	q := s.dgram.recvQueue()
 	now := s.now()
 	d := &s.dgram
 	d.mu.Lock()
+	if d.queue == nil {
+		d.queue = make(chan []byte, DatagramQueueLen)
+	}
 	switch d.win.check(seq) {
 	case dgramDup:
 		d.mu.Unlock()
@@ -253,7 +255,7 @@ func (s *Session) appDatagramReceived(b []byte) error {
 		return nil
 	}
 	select {
-	case q <- payload:
+	case d.queue <- payload:
 		d.win.mark(seq) // only once queued: a copy on another path may still fit
 		d.received.Add(1)
 	default:
