@@ -249,6 +249,8 @@ func (s *Session) datagramReceived(d *datagramDecoder, b []byte) error {
 			return errors.Join(ErrProtocol, errors.New("malformed silence report"))
 		}
 		s.silenceReported(id)
+	case wire.TypeAppDatagram:
+		return s.appDatagramReceived(b)
 	case wire.TypeReport:
 		if err := wire.ParseReport(b, &d.rep); err != nil {
 			return errors.Join(ErrProtocol, err)

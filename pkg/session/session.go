@@ -411,6 +411,7 @@ type Session struct {
 	firstConn  *quic.Conn       // the first path's connection (ConnectionState), set once
 
 	streams streamSet
+	dgram   datagrams // application datagrams (datagram.go)
 
 	stats  counters
 	series []Sample

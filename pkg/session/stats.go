@@ -78,6 +78,8 @@ type Stats struct {
 	ReorderBytes    uint64        // bytes in the reorder buffer now
 	MaxReorderBytes uint64        // the reorder buffer's peak occupancy
 
+	Datagrams DatagramStats // application datagrams, both directions
+
 	Paths []PathStats // current paths, in slot order
 }
 
@@ -148,6 +150,7 @@ func (s *Session) Stats() Stats {
 			RemoteAddr:        p.remoteAddr(),
 		})
 	}
+	st.Datagrams = s.dgram.stats()
 	return st
 }
 

@@ -4,7 +4,8 @@
 //   - the per-path data stream (one unidirectional QUIC stream per path and
 //     direction): a handshake frame (Hello, Join or Accept) first, then
 //     Segment frames;
-//   - QUIC datagrams on any path: Ack and Report frames;
+//   - QUIC datagrams on any path: Ack and Report frames, and application
+//     datagrams (datagram.go);
 //   - the connection-level byte stream that segments slice up: Record frames
 //     that multiplex the session's streams.
 //

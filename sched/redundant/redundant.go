@@ -63,6 +63,26 @@ func (*Scheduler) Decide(_ *sched.ConnInfo, paths []sched.PathInfo) sched.Decisi
 	return sched.Decision{Action: sched.SendCopy, Paths: set, Seq: sched.OldestUncarried}
 }
 
+// DecideDatagram implements sched.DatagramScheduler: a copy of the datagram
+// on every live path, whatever its window room (quic-go queues a datagram
+// until its path may send). Backup paths count as in Decide, only when no
+// regular path is live; if no path is live at all, the datagram goes on
+// sched.FastestLive's choice. The receiver delivers the first copy and
+// discards the others by the datagram's sequence number.
+func (*Scheduler) DecideDatagram(_ *sched.ConnInfo, paths []sched.PathInfo, _ int) sched.PathSet {
+	backup := !regularLive(paths)
+	var set sched.PathSet
+	for i := range paths {
+		if p := &paths[i]; p.Backup == backup && !p.PotentiallyFailed {
+			set = set.Add(i)
+		}
+	}
+	if set == 0 {
+		return sched.FastestLive(paths)
+	}
+	return set
+}
+
 // regularLive reports whether some non-backup path is not potentially failed.
 func regularLive(paths []sched.PathInfo) bool {
 	for i := range paths {
@@ -73,4 +93,7 @@ func regularLive(paths []sched.PathInfo) bool {
 	return false
 }
 
-var _ sched.Scheduler = (*Scheduler)(nil)
+var (
+	_ sched.Scheduler         = (*Scheduler)(nil)
+	_ sched.DatagramScheduler = (*Scheduler)(nil)
+)

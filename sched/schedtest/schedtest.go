@@ -111,4 +111,5 @@ func Conformance(t *testing.T, name string, newSched func() sched.Scheduler) {
 			t.Errorf("%d paths: got %v allocs per Decide, want 0", n, got)
 		}
 	}
+	DatagramConformance(t, newSched)
 }

@@ -1,0 +1,241 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// appDatagram is the peer's application datagram seq carrying "d<seq>".
+func appDatagram(seq uint64) []byte {
+	return wire.AppendAppDatagram(nil, seq, fmt.Appendf(nil, "d%d", seq))
+}
+
+// received drains what ReceiveDatagram has queued now, without waiting.
+func (sp *scriptedPeer) received() []string {
+	var got []string
+	for q := sp.s.dgram.recvQueue(); len(q) > 0; {
+		b, err := sp.s.ReceiveDatagram(context.Background())
+		if err != nil {
+			sp.t.Fatal(err)
+		}
+		got = append(got, string(b))
+	}
+	return got
+}
+
+// Issue 19 (What to build, 4): "a redundant scheduler may copy a datagram
+// to several paths, and the receiver discards duplicates." RFC 9221 §5:
+// "DATAGRAM frames ... are not retransmitted", so copies are the sender's
+// doing; the application sees each sequence number once.
+func TestDatagramDuplicatesDiscarded(t *testing.T) {
+	sp := newScriptedPeer(t, nil)
+	defer sp.close()
+	for _, seq := range []uint64{0, 1, 0, 3, 1, 2, 3, 3} {
+		if err := sp.datagram(appDatagram(seq)); err != nil {
+			t.Fatalf("datagram %d: %v", seq, err)
+		}
+	}
+	if got, want := fmt.Sprint(sp.received()), "[d0 d1 d3 d2]"; got != want {
+		t.Errorf("delivered %s, want %s (arrival order, each once)", got, want)
+	}
+	st := sp.s.Stats().Datagrams
+	if st.Received != 4 || st.Duplicates != 4 {
+		t.Errorf("stats %+v, want 4 received and 4 duplicates", st)
+	}
+	// Older than the window: discarded whether delivered or not, so a copy
+	// arriving that late cannot be delivered twice.
+	if err := sp.datagram(appDatagram(3 + DatagramWindow)); err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range []uint64{2, 3, 4} { // 2 and 3 delivered, 4 never
+		if err := sp.datagram(appDatagram(seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := fmt.Sprint(sp.received()), fmt.Sprintf("[d%d d4]", 3+DatagramWindow); got != want {
+		t.Errorf("delivered %s, want %s", got, want)
+	}
+	if st := sp.s.Stats().Datagrams; st.Late != 2 || st.Duplicates != 4 {
+		t.Errorf("stats %+v, want 2 late (seqs 2 and 3) and still 4 duplicates", st)
+	}
+}
+
+// Issue 19: "SendDatagram and ReceiveDatagram, with size limits and a
+// bounded queue"; the session's rule: "Every buffer/map/queue ... a peer
+// can cause has a bound independent of what the peer announces". A peer
+// that sends 1000 datagrams nobody reads gets DatagramQueueLen queued; the
+// rest are dropped and counted. A dropped datagram was not delivered, so a
+// later copy of it still is.
+func TestDatagramQueueBounded(t *testing.T) {
+	sp := newScriptedPeer(t, nil)
+	defer sp.close()
+	for seq := range uint64(1000) {
+		if err := sp.datagram(appDatagram(seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := sp.s.Stats().Datagrams
+	if st.Received != DatagramQueueLen || st.Dropped != 1000-DatagramQueueLen {
+		t.Errorf("stats %+v, want %d received and %d dropped", st, DatagramQueueLen, 1000-DatagramQueueLen)
+	}
+	got := sp.received()
+	if len(got) != DatagramQueueLen || got[0] != "d0" || got[DatagramQueueLen-1] != fmt.Sprintf("d%d", DatagramQueueLen-1) {
+		t.Fatalf("delivered %d datagrams (%v ...), want d0 … d%d", len(got), got[:min(len(got), 3)], DatagramQueueLen-1)
+	}
+	if err := sp.datagram(appDatagram(500)); err != nil { // a copy of a dropped one
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(sp.received()), "[d500]"; got != want {
+		t.Errorf("after a copy of dropped datagram 500: delivered %s, want %s", got, want)
+	}
+}
+
+// "Bad input never panics: a hostile peer gets a connection error." An
+// application datagram whose sequence number is cut short is a protocol
+// violation, as RFC 9221 §4 treats a malformed DATAGRAM frame
+// ("FRAME_ENCODING_ERROR").
+func TestDatagramMalformedIsConnectionError(t *testing.T) {
+	for _, b := range [][]byte{
+		{wire.TypeAppDatagram},
+		{wire.TypeAppDatagram, 0x40},
+		{wire.TypeAppDatagram, 0xc0, 1, 2},
+	} {
+		sp := newScriptedPeer(t, nil)
+		if err := sp.datagram(b); !errors.Is(err, ErrProtocol) {
+			t.Errorf("%x: err = %v, want ErrProtocol", b, err)
+		}
+		if st := sp.s.Stats().Datagrams; st.Received != 0 {
+			t.Errorf("%x: %d datagrams delivered", b, st.Received)
+		}
+		sp.close()
+	}
+}
+
+// ReceiveDatagram waits for a datagram, returns ctx's cause when it is done,
+// and after the session ends returns what was queued, then the close error.
+func TestReceiveDatagramWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sp := newScriptedPeer(t, nil)
+		cause := errors.New("gave up")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		got := make(chan error, 1)
+		go func() { _, err := sp.s.ReceiveDatagram(ctx); got <- err }()
+		synctest.Wait()
+		if len(got) != 0 {
+			t.Fatal("ReceiveDatagram returned with nothing queued")
+		}
+		cancel(cause)
+		synctest.Wait()
+		if len(got) != 1 {
+			t.Fatal("ReceiveDatagram ignored its context")
+		}
+		if err := <-got; err != cause {
+			t.Errorf("cancelled: err = %v, want the cause %v", err, cause)
+		}
+		go func() {
+			b, err := sp.s.ReceiveDatagram(context.Background())
+			if err == nil && string(b) != "d7" {
+				err = fmt.Errorf("got %q, want d7", b)
+			}
+			got <- err
+		}()
+		synctest.Wait()
+		if err := sp.datagram(appDatagram(7)); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Errorf("waiting receiver: %v", err)
+		}
+		if err := sp.datagram(appDatagram(8)); err != nil {
+			t.Fatal(err)
+		}
+		sp.close()
+		if b, err := sp.s.ReceiveDatagram(context.Background()); err != nil || string(b) != "d8" {
+			t.Errorf("after close: got %q, %v; want the queued d8", b, err)
+		}
+		if _, err := sp.s.ReceiveDatagram(context.Background()); !errors.Is(err, ErrClosed) {
+			t.Errorf("after close, queue empty: err = %v, want ErrClosed", err)
+		}
+	})
+}
+
+// FuzzDatagramReceive drives the datagram receive side with arbitrary
+// sequences of application datagrams (sequence numbers from raw bytes, or
+// near a moving base, so with copies and jumps) and reads now and then.
+// Whatever arrives: no panic; a malformed one is a protocol error; at most
+// DatagramQueueLen wait; no sequence number is delivered twice; and every
+// well-formed datagram is counted once as received, duplicate, late or
+// dropped.
+func FuzzDatagramReceive(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 1, 2, 0, 1, 0})
+	f.Add([]byte{1, 3, wire.TypeAppDatagram, 0x40, 1, 0, 255, 3, 0, 0})
+	f.Add([]byte{0, 200, 0, 200, 2, 0, 0, 9, 3, 0})
+	f.Fuzz(func(t *testing.T, script []byte) {
+		sp := newScriptedPeer(t, nil) // not closed: it runs no goroutine, and closing costs the fuzzer most of its time
+		next := func() int {
+			if len(script) == 0 {
+				return 0
+			}
+			b := script[0]
+			script = script[1:]
+			return int(b)
+		}
+		delivered := map[string]bool{}
+		var wellFormed uint64
+		base := uint64(0)
+		for len(script) > 0 {
+			var b []byte
+			switch next() % 4 {
+			case 0: // a well-formed datagram near base
+				b = appDatagram(base + uint64(next()))
+			case 1: // raw bytes after the type; if they decode, payload "d<seq>"
+				n := min(next(), len(script))
+				b = append([]byte{wire.TypeAppDatagram}, script[:n]...)
+				script = script[n:]
+				if seq, _, err := wire.ParseAppDatagram(b); err == nil {
+					b = appDatagram(seq) // so that a payload names its sequence number
+				}
+			case 2: // the window moves on
+				base += uint64(next()) << uint(next()%40)
+				continue
+			case 3: // the application reads
+				for _, d := range sp.received() {
+					if delivered[d] {
+						t.Fatalf("%s delivered twice", d)
+					}
+					delivered[d] = true
+				}
+				continue
+			}
+			_, _, perr := wire.ParseAppDatagram(b)
+			err := sp.datagram(b)
+			if perr == nil {
+				if err != nil {
+					t.Fatalf("well-formed %x: %v", b, err)
+				}
+				wellFormed++
+			} else if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("%x: err = %v, want ErrProtocol", b, err)
+			} else {
+				return // a connection error ends the session
+			}
+			if n := len(sp.s.dgram.recvQueue()); n > DatagramQueueLen {
+				t.Fatalf("%d datagrams queued, bound %d", n, DatagramQueueLen)
+			}
+			st := sp.s.Stats().Datagrams
+			if got := st.Received + st.Duplicates + st.Late + st.Dropped; got != wellFormed {
+				t.Fatalf("stats %+v count %d datagrams, %d arrived", st, got, wellFormed)
+			}
+		}
+		for _, d := range sp.received() {
+			if delivered[d] {
+				t.Fatalf("%s delivered twice", d)
+			}
+		}
+	})
+}
