@@ -208,7 +208,7 @@ func TestDatagramTooLarge(t *testing.T) {
 		if st := tb.cli.Stats().Datagrams; st.Sent != 1 {
 			t.Errorf("client stats %+v, want 1 sent: the refused one is not counted", st)
 		}
-		tb.cli.CloseWithError(nil)
+		tb.cli.CloseWithError(0, "")
 		if err := tb.cli.SendDatagram([]byte("x")); !errors.Is(err, ErrClosed) {
 			t.Errorf("after close: err = %v, want ErrClosed", err)
 		}

@@ -2,10 +2,10 @@ package schedtest
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
+	"github.com/mpqsched/mpqsched/internal/alloctest"
 	"github.com/mpqsched/mpqsched/sched"
 )
 
@@ -60,27 +60,11 @@ func DatagramConformance(t *testing.T, newSched func() sched.Scheduler) {
 // testing.AllocsPerRun, whose integer mean reads 0 while up to runs−1 of
 // the calls allocate, it lets a test require that no call allocates.
 //
-// The count is process-wide, so a runtime goroutine (a GC worker starting)
-// can add an allocation now and then: TotalAllocs sets GOMAXPROCS to 1, as
-// AllocsPerRun does, collects garbage first, and returns the least of three
-// counts. A call that allocates shows in every count, so the least is still
-// at least runs. Call it outside parallel tests.
-func TotalAllocs(runs int, f func()) uint64 {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	f()
-	least := ^uint64(0)
-	for range 3 {
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range runs {
-			f()
-		}
-		runtime.ReadMemStats(&after)
-		least = min(least, after.Mallocs-before.Mallocs)
-	}
-	return least
-}
+// The count is process-wide, so a runtime goroutine can add an allocation
+// now and then: it sets GOMAXPROCS to 1, as AllocsPerRun does, and returns
+// the least of up to three counts (internal/alloctest.Mallocs). A call that
+// allocates shows in every count. Call it outside parallel tests.
+func TotalAllocs(runs int, f func()) uint64 { return alloctest.Mallocs(runs, f) }
 
 // BenchmarkDecideDatagram runs b.Run("<n>", ...) for n = 2, 4 and 8 paths,
 // calling sched.DecideDatagram on a fresh scheduler from newSched, and
