@@ -18,7 +18,14 @@ type job struct {
 	Scheduler string            `json:"scheduler"`
 	Scenario  scenario.Scenario `json:"scenario"` // resolved, expanded, possibly shortened
 	Seed      int64             `json:"seed"`
-	Model     string            `json:"model,omitempty"` // EdAR model file
+	Model     string            `json:"model,omitempty"` // EdAR model file (-edar-model; "": findModel's default)
+	// Fallback lets edar and edar-o run minRTT, named
+	// "<name>-minrtt-fallback", when their model cannot be used
+	// (-edar-fallback); else such a run fails.
+	Fallback bool `json:"fallback,omitempty"`
+	// OnlineDir is EdAR-o's default working directory (DIR/edar-online for
+	// -out DIR); set after the matrix's fingerprint, as it names no run.
+	OnlineDir string `json:"online_dir,omitempty"`
 	// Opportunistic turns on the session's opportunistic reinjection; the
 	// result's scheduler name then gets the suffix orSuffix.
 	Opportunistic bool `json:"opportunistic,omitempty"`
@@ -48,6 +55,7 @@ type runFlags struct {
 	noReport   bool
 	quiet      bool
 	model      string
+	fallback   bool // -edar-fallback
 	or         string
 	coupling   string // -coupling: comma-separated coupling names, or ""
 	shard      shard
@@ -128,7 +136,7 @@ func buildJobs(f *runFlags) ([]job, error) {
 							continue
 						}
 						for _, c := range couplings(f.coupling) {
-							jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Opportunistic: or, Coupling: c})
+							jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Fallback: f.fallback, Opportunistic: or, Coupling: c})
 						}
 					}
 				}
