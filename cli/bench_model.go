@@ -157,8 +157,6 @@ func setupEdarOnline(model, defaultDir string) error {
 				return
 			}
 			benchLog(fmt.Sprintf("edar: EdAR-o starts from %s, copied to %s", model, live))
-		} else {
-			benchLog(fmt.Sprintf("edar: EdAR-o continues from %s, left by an earlier run (delete %s to start from %s)", live, dir, model))
 		}
 		edarOnline.dir = dir
 		edarOnline.replay = edar.NewReplay(replayCapacity)

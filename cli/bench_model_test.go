@@ -71,3 +71,25 @@ func TestEdarDefaultModelOutsideModule(t *testing.T) {
 		t.Errorf("stderr %q does not say which model EdAR-p runs", stderr)
 	}
 }
+
+// Issue 20, item 7: "EdAR-o keeps its state in ./results/edar-online,
+// whatever -out says, and later runs reuse it silently." The state goes to
+// DIR/edar-online for -out DIR, and a second run says it continues from it.
+func TestEdarOnlineStateUnderOut(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv(EnvOnlineDir, "")
+	args := []string{"run", "-schedulers", "edar-o", "-max-bytes", "200000", "-seeds", "1", "-no-report", "-out", "mine"}
+	if code, _, stderr := benchCmd(t, args...); code != exitOK {
+		t.Fatalf("exit %d; stderr %q", code, stderr)
+	}
+	if !fileExists(filepath.Join("mine", "edar-online", "model.onnx")) {
+		t.Errorf("no mine/edar-online/model.onnx")
+	}
+	if fileExists(filepath.Join("results", "edar-online")) {
+		t.Errorf("EdAR-o wrote results/edar-online, outside -out")
+	}
+	code, _, stderr := benchCmd(t, args...)
+	if code != exitOK || !strings.Contains(stderr, "EdAR-o continues from the live model an earlier run left in "+filepath.Join("mine", "edar-online")) {
+		t.Errorf("second run: exit %d, stderr %q does not say it continues from mine/edar-online", code, stderr)
+	}
+}

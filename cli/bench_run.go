@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
+	"github.com/mpqsched/mpqsched/sched/edar"
 )
 
 // Limits of the run command's numeric flags. A value outside them is a
@@ -137,8 +139,13 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
+	online := filepath.Join(f.out, "edar-online")
 	for i := range jobs { // after the fingerprint: the directory names no run
-		jobs[i].OnlineDir = filepath.Join(f.out, "edar-online")
+		jobs[i].OnlineDir = online
+	}
+	usesOnline := slices.ContainsFunc(jobs, func(j job) bool { return j.Scheduler == edar.NameOnline })
+	if usesOnline && os.Getenv(EnvOnlineDir) == "" && fileExists(filepath.Join(online, "model.onnx")) && !f.quiet {
+		fmt.Fprintf(stderr, "mpquic-bench: EdAR-o continues from the live model an earlier run left in %s (delete the directory to start afresh)\n", online)
 	}
 	// A manifest left by an earlier run would vouch for these new results.
 	if err := os.Remove(filepath.Join(f.out, ManifestFile)); err != nil && !os.IsNotExist(err) {
