@@ -3,8 +3,8 @@ package scenario
 import (
 	"errors"
 	"flag"
-	"reflect"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
