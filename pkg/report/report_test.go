@@ -300,3 +300,38 @@ func TestOneSeedNA(t *testing.T) {
 		}
 	}
 }
+
+// Issue 20, item 6: "A -scenario-file scenario's description is dropped from
+// results.md" and "The report opens with a 300-word paragraph and says
+// '1 scenarios'." The recorded description is kept, the counts are
+// singular for one, and the text before the table is short and says when
+// schedulers can differ.
+func TestMarkdownOpening(t *testing.T) {
+	rs := []metrics.Result{fromFile("minrtt", 1, 0.63), fromFile("minrtt", 2, 0.61)}
+	const desc = "Three paths from my own file: wifi, lte and mmwave."
+	for i := range rs {
+		rs[i].ScenarioDesc = desc
+	}
+	md, err := Markdown(writeResults(t, rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	if !strings.Contains(text, "\n## my-three-paths\n\n"+desc+"\n") {
+		t.Errorf("results.md lacks the scenario file's description:\n%s", text)
+	}
+	head := text[:strings.Index(text, "| scenario")]
+	if !strings.Contains(head, "2 runs of 1 scheduler on 1 scenario,") {
+		t.Errorf("opening %q: want \"2 runs of 1 scheduler on 1 scenario,\"", head)
+	}
+	if !strings.Contains(head, "When schedulers can differ") {
+		t.Errorf("opening %q does not say when schedulers can differ", head)
+	}
+	if n := len(strings.Fields(head)); n > 150 {
+		t.Errorf("opening is %d words, want at most 150:\n%s", n, head)
+	}
+}
