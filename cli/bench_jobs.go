@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -70,7 +71,7 @@ func buildJobs(f *runFlags) ([]job, error) {
 		for _, n := range strings.Split(f.schedulers, ",") {
 			n = strings.TrimSpace(n)
 			if _, err := sched.New(n); err != nil {
-				return nil, err
+				return nil, usagef("-schedulers: %v (mpquic-bench list names them)", err)
 			}
 			names = append(names, n)
 		}
@@ -78,6 +79,9 @@ func buildJobs(f *runFlags) ([]job, error) {
 	var scns []scenario.Scenario
 	if f.file != "" {
 		s, err := scenario.Load(f.file)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, usagef("-scenario-file: %v", err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +102,7 @@ func buildJobs(f *runFlags) ([]job, error) {
 			}
 			if n == 0 {
 				if _, err := scenario.Get(pat); err != nil {
-					return nil, err
+					return nil, usagef("-scenarios: %v (mpquic-bench list names them)", err)
 				}
 			}
 		}
