@@ -55,7 +55,7 @@ func TestLibraryValid(t *testing.T) {
 		}
 	}
 	for _, name := range []string{
-		Default, "wifi-lte", "wifi-walk-dropout", "rtt10x-256k", "wifi-handoff",
+		Default, "wifi-lte", "wifi-walk-dropout", "rtt10x-256k", "wifi-handoff", "wifi-lte-drive", "wifi-lte-drive-wifi-only", "wifi-lte-drive-lte-only",
 		"prs-rtt-ratio-1", "prs-rtt-ratio-4", "prs-rtt-ratio-8", "prs-rtt-ratio-10",
 		"prs-loss-0", "prs-loss-0.5", "prs-loss-1", "prs-loss-3", "prs-loss-5",
 		"prs-mixed-0.5-1", "prs-mixed-1-3", "prs-mixed-3-5",
