@@ -80,3 +80,4 @@ clean:
 # docs/results.md: the committed run of the main job (same matrix as `make bench`).
 docs-results: build $(BENCH_DEPS)
 	$(BIN)/mpquic-bench run $(BENCH_MATRIX) -out docs -q
+	rm -rf docs/edar-online # EdAR-o's working state, not a result
