@@ -1,5 +1,5 @@
 # mpqsched — the two commands a newcomer needs:
-#   make bench   the main job: every scheduler on three scenarios of the built-in emulator (no root, no pip, about a minute), with a report
+#   make bench   the main job: every scheduler on three scenarios of the built-in emulator (no root, no pip, under a minute), with a report
 #   make test    every test (fetches what the tests need first)
 SHELL := /bin/bash
 GO    ?= go
