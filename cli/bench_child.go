@@ -190,16 +190,17 @@ func runJob(j job) metrics.Result {
 	if err != nil {
 		return metrics.Result{Scheduler: j.Scheduler, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
 	}
-	name := j.Scheduler
+	suffix := ""
 	if j.Opportunistic {
-		name += orSuffix
+		suffix += orSuffix
 	}
 	if j.Coupling != "" {
-		name += "+" + j.Coupling
+		suffix += "+" + j.Coupling
 	}
 	if err := configureBenchScheduler(&r, j); err != nil {
-		return metrics.Result{Scheduler: name, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
+		return metrics.Result{Scheduler: j.Scheduler + suffix, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
 	}
+	name := r.Scheduler + suffix // a fallback's own name, if configureBenchScheduler chose one
 	if j.Opportunistic || j.Coupling != "" {
 		var cfg session.Config
 		if r.SessionConfig != nil {

@@ -106,7 +106,12 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"merge", "a"}, exitUsage, "merge: -out DIR is required"},
 		{[]string{"merge", "-out", dir}, exitUsage, "merge: give the shards' result directories"},
 		{[]string{"merge", "-out", dir, dir}, exitUsage, "is also an input"},
-		{[]string{"run", "-schedulers", "nosuch"}, exitFail, `unknown scheduler "nosuch"`},
+		// Issue 20, item 5: "An unknown -schedulers wrr or a missing
+		// -scenario-file exits 1, not the documented 2."
+		{[]string{"run", "-schedulers", "nosuch"}, exitUsage, `unknown scheduler "nosuch"`},
+		{[]string{"run", "-schedulers", "minrtt,wrr"}, exitUsage, `-schedulers: sched: unknown scheduler "wrr"`},
+		{[]string{"run", "-scenarios", "nosuch"}, exitUsage, `-scenarios: scenario: no library scenario "nosuch"`},
+		{[]string{"run", "-scenario-file", filepath.Join(dir, "missing.json")}, exitUsage, "-scenario-file: "},
 		{[]string{"run", "-scenario-file", nine}, exitFail, "paths: 9 paths; a session takes at most 8"},
 		{[]string{"run", "-scenario-file", broken}, exitFail, "broken.json: scenario: line 3, column 3: invalid character"},
 		{[]string{"merge", "-out", filepath.Join(dir, "m"), dir}, exitFail, "has no matrix.json"},

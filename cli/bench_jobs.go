@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -18,7 +19,14 @@ type job struct {
 	Scheduler string            `json:"scheduler"`
 	Scenario  scenario.Scenario `json:"scenario"` // resolved, expanded, possibly shortened
 	Seed      int64             `json:"seed"`
-	Model     string            `json:"model,omitempty"` // EdAR model file
+	Model     string            `json:"model,omitempty"` // EdAR model file (-edar-model; "": findModel's default)
+	// Fallback lets edar and edar-o run minRTT, named
+	// "<name>-minrtt-fallback", when their model cannot be used
+	// (-edar-fallback); else such a run fails.
+	Fallback bool `json:"fallback,omitempty"`
+	// OnlineDir is EdAR-o's default working directory (DIR/edar-online for
+	// -out DIR); set after the matrix's fingerprint, as it names no run.
+	OnlineDir string `json:"online_dir,omitempty"`
 	// Opportunistic turns on the session's opportunistic reinjection; the
 	// result's scheduler name then gets the suffix orSuffix.
 	Opportunistic bool `json:"opportunistic,omitempty"`
@@ -48,6 +56,7 @@ type runFlags struct {
 	noReport   bool
 	quiet      bool
 	model      string
+	fallback   bool // -edar-fallback
 	or         string
 	coupling   string // -coupling: comma-separated coupling names, or ""
 	shard      shard
@@ -62,7 +71,7 @@ func buildJobs(f *runFlags) ([]job, error) {
 		for _, n := range strings.Split(f.schedulers, ",") {
 			n = strings.TrimSpace(n)
 			if _, err := sched.New(n); err != nil {
-				return nil, err
+				return nil, usagef("-schedulers: %v (mpquic-bench list names them)", err)
 			}
 			names = append(names, n)
 		}
@@ -70,6 +79,9 @@ func buildJobs(f *runFlags) ([]job, error) {
 	var scns []scenario.Scenario
 	if f.file != "" {
 		s, err := scenario.Load(f.file)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, usagef("-scenario-file: %v", err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +102,7 @@ func buildJobs(f *runFlags) ([]job, error) {
 			}
 			if n == 0 {
 				if _, err := scenario.Get(pat); err != nil {
-					return nil, err
+					return nil, usagef("-scenarios: %v (mpquic-bench list names them)", err)
 				}
 			}
 		}
@@ -128,7 +140,7 @@ func buildJobs(f *runFlags) ([]job, error) {
 							continue
 						}
 						for _, c := range couplings(f.coupling) {
-							jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Opportunistic: or, Coupling: c})
+							jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Fallback: f.fallback, Opportunistic: or, Coupling: c})
 						}
 					}
 				}

@@ -22,8 +22,9 @@ import (
 // EdAR in mpquic-bench.
 //
 //   - "edar" is EdAR-p: the greedy policy μ(s) = argmax_a Q(s, a) of the
-//     offline model (-edar-model, default testdata/edar.onnx, found from any
-//     directory of the module).
+//     offline model (-edar-model; by default testdata/edar.onnx of the
+//     module, else beside the binary, else the copy built into the binary:
+//     see findModel).
 //   - "edar-o" is EdAR-o (§V.C): ε-greedy over a live model file that an
 //     asynchronous trainer (training/edar/online.sh) keeps replacing; every
 //     transition goes to a replay store that is spooled to the online
@@ -32,14 +33,16 @@ import (
 //
 // The model runs on onnxruntime, or on the pure-Go backend if the library is
 // missing (logged). If the model is missing, corrupt or synthetic the run
-// uses minRTT, the error is logged on stderr and the run is recorded under
-// the scheduler name "<name>-minrtt-fallback", so no table ever shows
-// minRTT's numbers as EdAR's.
+// fails (checkModel refuses the matrix before it starts), unless
+// -edar-fallback asks for minRTT instead: then the error is logged on stderr
+// and the run is recorded under the scheduler name "<name>-minrtt-fallback"
+// in every output, so no table ever shows minRTT's numbers as EdAR's.
 const (
 	// EnvOnlineDir is the EdAR-o working directory: model.onnx (the live
 	// model, copied from -edar-model on first use) and replay/replay-<pid>.edar
 	// (each process's replay spool; point training/edar/online.sh at the
-	// replay directory). Default: results/edar-online.
+	// replay directory). Default: DIR/edar-online for -out DIR; a later run
+	// with the same directory continues from the live model it left (logged).
 	EnvOnlineDir = "MPQ_EDAR_ONLINE_DIR"
 	// EnvEpsilon is EdAR-o's exploration probability ε in [0, 1]; 0 is the
 	// greedy policy used once online learning ends. Default 0.1.
@@ -63,9 +66,6 @@ const (
 	timedEndSlack = 500 * time.Millisecond
 )
 
-// benchDefaultModel is the EdAR model file used when -edar-model is not given.
-func benchDefaultModel() string { return "testdata/edar.onnx" }
-
 // benchModels caches the loaded policies of this process (one per model file).
 var benchModels = policy.Cache{Options: policy.Options{Log: benchLog}}
 
@@ -79,11 +79,10 @@ func configureBenchScheduler(r *bench.Run, j job) error {
 	if j.Scheduler != edar.Name && j.Scheduler != edar.NameOnline {
 		return nil
 	}
-	model := j.Model
-	if model == "" {
-		model = benchDefaultModel()
+	model, err := findModel(j.Model)
+	if err != nil {
+		return edarFallback(r, j, j.Model, err, true)
 	}
-	model = policy.Resolve(model)
 	reward := edar.RewardWithBuffer(uint64(r.RecvWindow))
 	if r.RecvWindow == 0 {
 		reward = edar.RewardWithBuffer(session.DefaultRecvWindow)
@@ -95,8 +94,7 @@ func configureBenchScheduler(r *bench.Run, j job) error {
 	}
 	p, backend, first, err := benchModels.Get(model)
 	if err != nil {
-		edarFallback(r, j, model, err, first)
-		return nil
+		return edarFallback(r, j, model, err, first)
 	}
 	if first {
 		benchLog(fmt.Sprintf("edar: EdAR-p model %s on %s", model, backend))
@@ -107,15 +105,21 @@ func configureBenchScheduler(r *bench.Run, j job) error {
 	return nil
 }
 
-// edarFallback makes r a minRTT run recorded as "<scheduler>-minrtt-fallback".
-func edarFallback(r *bench.Run, j job, model string, err error, first bool) {
+// edarFallback, when j allows the fallback (-edar-fallback), makes r a
+// minRTT run recorded as "<scheduler>-minrtt-fallback"; else it returns the
+// error, and the run fails under the scheduler's own name.
+func edarFallback(r *bench.Run, j job, model string, err error, first bool) error {
+	if !j.Fallback {
+		return fmt.Errorf("%s: cannot use model %s: %w (give -edar-fallback to run minRTT instead, named %s-minrtt-fallback)", j.Scheduler, model, err, j.Scheduler)
+	}
 	if first {
-		benchLog(fmt.Sprintf("edar: ERROR: cannot use model %s: %v; %s runs use minRTT instead and are recorded as %s-minrtt-fallback (train a model with `make train`)",
+		benchLog(fmt.Sprintf("edar: ERROR: cannot use model %s: %v; %s runs use minRTT instead and are recorded as %s-minrtt-fallback",
 			model, err, j.Scheduler, j.Scheduler))
 	}
 	r.Scheduler = j.Scheduler + "-minrtt-fallback"
 	r.NewScheduler = func() sched.Scheduler { return &minrtt.Scheduler{} }
 	r.NewServerScheduler = nil
+	return nil
 }
 
 // edarOnline is this process's EdAR-o state: one replay store, one live policy
@@ -134,9 +138,12 @@ var edarOnline struct {
 }
 
 // setupEdarOnline prepares the online directory and loads the live model.
-func setupEdarOnline(model string) error {
+func setupEdarOnline(model, defaultDir string) error {
 	edarOnline.once.Do(func() {
 		dir := os.Getenv(EnvOnlineDir)
+		if dir == "" {
+			dir = defaultDir
+		}
 		if dir == "" {
 			dir = filepath.Join("results", "edar-online")
 		}
@@ -176,9 +183,8 @@ func setupEdarOnline(model string) error {
 
 // configureEdarOnline makes r an EdAR-o run.
 func configureEdarOnline(r *bench.Run, j job, model string, reward edar.RewardConfig) error {
-	if err := setupEdarOnline(model); err != nil {
-		edarFallback(r, j, model, err, true)
-		return nil
+	if err := setupEdarOnline(model, j.OnlineDir); err != nil {
+		return edarFallback(r, j, model, err, true)
 	}
 	eps := defaultEpsilon
 	if v := os.Getenv(EnvEpsilon); v != "" {

@@ -308,7 +308,7 @@ func paperJobs(p paperPlan, seeds int, coupling string) ([]job, error) {
 	var all []job
 	for _, m := range p.matrices {
 		f := runFlags{schedulers: strings.Join(m.schedulers, ","), scenarios: m.scenarios, seeds: seeds, seed: 1,
-			maxBytes: m.maxBytes, maxDur: m.maxDur, model: benchDefaultModel(), coupling: coupling}
+			maxBytes: m.maxBytes, maxDur: m.maxDur, coupling: coupling}
 		jobs, err := buildJobs(&f)
 		if err != nil {
 			return nil, err

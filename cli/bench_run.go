@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
+	"github.com/mpqsched/mpqsched/sched/edar"
 )
 
 // Limits of the run command's numeric flags. A value outside them is a
@@ -47,7 +49,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&f.maxDur, "max-duration", 0, "shrink every scenario's duration to at most this (0 = as in the scenario)")
 	fs.BoolVar(&f.noReport, "no-report", false, "do not write the Markdown report and plots")
 	fs.BoolVar(&f.quiet, "q", false, "no progress lines on stderr")
-	fs.StringVar(&f.model, "edar-model", benchDefaultModel(), "EdAR ONNX model file")
+	fs.StringVar(&f.model, "edar-model", "", "EdAR ONNX model file (default: testdata/edar.onnx of the module, else beside the binary, else the copy built into the binary)")
+	fs.BoolVar(&f.fallback, "edar-fallback", false, "if the EdAR model cannot be used, run edar and edar-o as minRTT, named <name>-minrtt-fallback (default: refuse the run)")
 	fs.StringVar(&f.coupling, "coupling", "", "coupled congestion control of the sending session, a comma-separated list run as one more dimension of the matrix: "+strings.Join(cc.Names(), ", ")+" (runs named <scheduler>+<coupling>; empty: the scenario's own, else none)")
 	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+orSuffix+")")
 	fs.Var(&f.shard, "shard", "K/N: run only slice K (from 0) of N of the matrix: the runs whose index is K modulo N")
@@ -63,6 +66,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	all, err := buildJobs(&f)
 	if err != nil {
+		return err
+	}
+	if err := checkModel(&f, all, func(s string) {
+		if !f.quiet {
+			fmt.Fprintln(stderr, "mpquic-bench:", s)
+		}
+	}); err != nil {
 		return err
 	}
 	return runMatrix(&f, all, stdout, stderr)
@@ -128,6 +138,14 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
+	}
+	online := filepath.Join(f.out, "edar-online")
+	for i := range jobs { // after the fingerprint: the directory names no run
+		jobs[i].OnlineDir = online
+	}
+	usesOnline := slices.ContainsFunc(jobs, func(j job) bool { return j.Scheduler == edar.NameOnline })
+	if usesOnline && os.Getenv(EnvOnlineDir) == "" && fileExists(filepath.Join(online, "model.onnx")) && !f.quiet {
+		fmt.Fprintf(stderr, "mpquic-bench: EdAR-o continues from the live model an earlier run left in %s (delete the directory to start afresh)\n", online)
 	}
 	// A manifest left by an earlier run would vouch for these new results.
 	if err := os.Remove(filepath.Join(f.out, ManifestFile)); err != nil && !os.IsNotExist(err) {

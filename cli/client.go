@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path"
 	"strconv"
 	"strings"
 	"syscall"
@@ -120,7 +119,7 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&o.scenario, "scenario", "", "scenario name recorded in the result")
 	fs.Int64Var(&o.seed, "seed", 0, "seed recorded in the result")
 	fs.Float64Var(&o.capacity, "capacity-bps", 0, "sum of the paths' bottleneck rates recorded in the result, bits/s")
-	fs.StringVar(&o.out, "o", "", "output file (default: the file's base name; /dev/null to discard)")
+	fs.StringVar(&o.out, "o", "", "output file (default: the file's base name, index.html for a directory; - for standard output, the JSON result then on stderr; /dev/null to discard)")
 	fs.StringVar(&o.qlog, "qlog", "", "write one qlog file per path connection into this directory")
 	fs.DurationVar(&o.connectTimeout, "connect-timeout", 10*time.Second, "give up if a path's handshake takes longer")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up if the whole download takes longer")
@@ -157,6 +156,14 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if (o.addr == "" && cmd != "h3-get") || o.ca == "" {
 		return bad(errors.New("-addr and -ca are required (the server's -dev-cert writes DIR/cert.pem)"))
+	}
+	for _, a := range [][2]string{{"-addr", o.addr}, {"-h3-addr", o.h3Addr}} {
+		if err := checkAddr(a[0], a[1]); err != nil {
+			return bad(err)
+		}
+	}
+	if cmd == "compare" && o.out == stdoutName {
+		return bad(errors.New("-o -: compare downloads the file several times; give a file name or /dev/null"))
 	}
 	if (cmd == "compare" || cmd == "h3-get") && o.h3Addr == "" {
 		return bad(fmt.Errorf("%s needs -h3-addr (the server's single-path baseline address)", cmd))
@@ -196,7 +203,7 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return bad(fmt.Errorf("-ca: %w", err))
 	}
 	if o.out == "" {
-		o.out = path.Base(target)
+		o.out = localName(target)
 	}
 	if o.qlog != "" {
 		if err := os.MkdirAll(o.qlog, 0o755); err != nil {
@@ -210,7 +217,11 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if o.verbose {
 		logf = log.New(stderr, "mpquic-client: ", log.Lmicroseconds).Printf
 	}
-	c := &clientCmd{o: o, tls: tlsConf, backup: backup, backupNames: backupNames, stderr: stderr, logf: logf}
+	c := &clientCmd{o: o, tls: tlsConf, backup: backup, backupNames: backupNames, stdout: stdout, stderr: stderr, logf: logf}
+	resultOut := stdout
+	if o.out == stdoutName {
+		resultOut = stderr // stdout carries the file
+	}
 	var results []metrics.Result
 	switch cmd {
 	case "get":
@@ -225,7 +236,7 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	status := exitOK
 	for i, r := range results {
 		b, _ := json.Marshal(r)
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(resultOut, string(b))
 		if r.Error == "" {
 			continue
 		}
@@ -237,6 +248,9 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "mpquic-client: multipath: %s\n", r.Error)
 		default:
 			fmt.Fprintf(stderr, "mpquic-client: single path %d: %s\n", i, r.Error)
+		}
+		if h := errorHint(r.Error); h != "" {
+			fmt.Fprintln(stderr, "mpquic-client:", h)
 		}
 	}
 	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) && status != 0 {
@@ -289,6 +303,7 @@ type clientCmd struct {
 	backup []bool
 	// backupNames are -backup's interface names and patterns under -paths auto.
 	backupNames []string
+	stdout      io.Writer // the file, for -o -
 	stderr      io.Writer
 	logf        func(string, ...any)
 }
@@ -300,9 +315,12 @@ func (c *clientCmd) meta() mpfile.Meta {
 // output opens the output file; finish removes it after a failure unless
 // it is not a regular file (/dev/null).
 func (c *clientCmd) output() (io.Writer, func(ok bool), error) {
+	if c.o.out == stdoutName {
+		return c.stdout, func(bool) {}, nil
+	}
 	f, err := os.Create(c.o.out)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("local output file (-o): %w", err)
 	}
 	return f, func(ok bool) {
 		f.Close()

@@ -5,12 +5,20 @@
 
 ONNXRUNTIME_LIB ?= third_party/onnxruntime/libonnxruntime.so
 
-.PHONY: onnxruntime
+.PHONY: onnxruntime onnxruntime-optional
 onnxruntime: $(ONNXRUNTIME_LIB)
+
+# For the main job: fetch the library if pip can, else say in one line that
+# EdAR runs on the pure-Go backend (same decisions), and go on.
+onnxruntime-optional:
+	@[ -s $(ONNXRUNTIME_LIB) ] || scripts/fetch-onnxruntime.sh $(dir $(ONNXRUNTIME_LIB)) 2>/dev/null || \
+	  echo "note: onnxruntime not fetched (no pip?): EdAR runs on its pure-Go backend, with the same decisions"
 
 $(ONNXRUNTIME_LIB):
 	scripts/fetch-onnxruntime.sh $(dir $@)
 
 # `make test` fetches the library first, so pkg/model/ort's parity test runs
-# instead of skipping.
-TEST_DEPS += onnxruntime
+# instead of skipping. With MPQ_REQUIRE_ORT=1 (CI) a failed fetch fails the
+# build (and the tests fail without the library); otherwise the ort tests
+# skip, saying so.
+TEST_DEPS += $(if $(filter 1,$(MPQ_REQUIRE_ORT)),onnxruntime,onnxruntime-optional)

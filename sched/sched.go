@@ -50,7 +50,7 @@ type PathInfo struct {
 
 	SegmentsInFlight uint64 // connection-level segments sent on this path and not yet acknowledged
 
-	Backup            bool // path is a backup: use only when no non-backup path can send
+	Backup            bool // path is a backup: carry data only when no regular path is live (OnlyBackups; a regular path whose window is full still counts)
 	PotentiallyFailed bool // path made no progress for several RTOs; the transport is reinjecting its data
 }
 

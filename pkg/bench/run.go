@@ -111,13 +111,15 @@ func Transfer(ctx context.Context, r Run) (metrics.Result, *Detail, error) {
 }
 
 // record copies what the scenario says into res: the FCT lower bound for
-// bytes, the capacity curve, the Down windows, the path names and Timed.
+// bytes, the capacity curve, the Down windows, the path names, the
+// description and Timed.
 func record(res *metrics.Result, s scenario.Scenario, bytes int64) {
 	s.Bytes = bytes
 	if b := s.FCTLowerBound(); b > 0 && b < time.Duration(math.MaxInt64) {
 		res.FCTLowerBoundSec = b.Seconds()
 	}
 	res.CapacityTimes, res.CapacitySeries = s.CapacityCurve()
+	res.ScenarioDesc = s.Description
 	for _, p := range s.Paths {
 		res.PathNames = append(res.PathNames, p.Name)
 		for _, w := range p.Down.Outages {

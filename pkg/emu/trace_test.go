@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -11,15 +12,32 @@ import (
 	"time"
 )
 
-// sharedTraces is where the project keeps the Mahimahi LTE traces; they are
-// read by path and never copied into the repository.
-const sharedTraces = "/work/shared/traces"
+// TracesEnv names a directory of Mahimahi traces for the tests that replay
+// measured cellular traces (ATT-LTE-driving-2016.down, TMobile-LTE-short.down,
+// Verizon-LTE-short.down). Without it they look in ../shared/traces beside
+// the repository. The traces are public measurement data (the Mahimahi
+// repository's traces/, recorded with Saturator, Winstein et al., NSDI 2013)
+// that the repository does not redistribute; its own synthetic traces are in
+// pkg/scenario/traces.
+const TracesEnv = "MPQ_TRACES_DIR"
+
+// sharedTraces is the directory of measured traces: $MPQ_TRACES_DIR, else
+// ../shared/traces relative to the repository root (found from this file,
+// whatever the working directory).
+func sharedTraces() string {
+	if d := os.Getenv(TracesEnv); d != "" {
+		return d
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "traces")
+}
 
 func loadShared(t *testing.T, name string) *Trace {
 	t.Helper()
-	path := filepath.Join(sharedTraces, name)
+	path := filepath.Join(sharedTraces(), name)
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("trace %s not available (%v); these tests read the shared Mahimahi traces by path", path, err)
+		t.Skipf("measured trace %s not found: set %s to a directory holding the Mahimahi cellular traces "+
+			"(https://github.com/ravinet/mahimahi, traces/) to run this test", path, TracesEnv)
 	}
 	tr, err := LoadTrace(path)
 	if err != nil {

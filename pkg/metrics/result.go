@@ -46,6 +46,9 @@ type Result struct {
 	Handoffs         [][2]float64 `json:"handoffs_s,omitempty"`          // Down handoff windows [start, end) of any path, s since the start
 	PathNames        []string     `json:"path_names,omitempty"`          // the scenario's path names, in path order (as PerPathBytes)
 	Timed            bool         `json:"timed,omitempty"`               // a fixed-length run, judged by goodput rather than FCT
+	// ScenarioDesc is the scenario's description, so that the report of a
+	// -scenario-file scenario shows it as it shows a library scenario's.
+	ScenarioDesc string `json:"scenario_description,omitempty"`
 
 	// Cross traffic: the single-path flows that competed with the session
 	// (scenario cross_traffic), in scenario order. Empty without any.

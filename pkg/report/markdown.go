@@ -44,20 +44,9 @@ func Markdown(dir string) (string, error) {
 
 	var b strings.Builder
 	b.WriteString("# Results\n\n")
-	fmt.Fprintf(&b, "%d runs of %d schedulers on %d scenarios, from `%s`. ", len(results), len(schedulers(results)), len(scenarios(results)), ResultsFile)
-	b.WriteString("Each cell is the mean ± the half-width of the 95% Student-t confidence interval over the successful runs (± n/a after a single run); ")
-	b.WriteString("failed runs (an error, or data that did not verify) are counted but left out. ")
-	b.WriteString("Retransmission rate is retransmitted over sent packets (estimated from bytes sent at ")
-	fmt.Fprintf(&b, "%d B per packet when the run does not report `sent_packets`); ", AssumedSegmentBytes)
-	b.WriteString("redundancy is redundant bytes per application byte. ")
-	b.WriteString("Capacity is the sum of the paths' bottleneck rates (time-averaged if they vary); ")
-	b.WriteString("the FCT lower bound is an ideal fluid transfer joined the way the runner joins paths: path 0 is up after two of its RTTs (QUIC and session handshakes) and the request reaches the server one up-link delay later; paths 1, 2, ... join one after another while the download runs, two RTTs each; each path then carries its down-link rate (outages, steps, handoffs and trace means included), and a bit arrives one down-link delay after it is sent. ")
-	b.WriteString("Goodput over time shows, per scheduler, its run of median FCT, from the session's open to that FCT, one step per 100 ms sample interval, against the summed capacity of the paths; the area under a curve is the bytes delivered in order. ")
-	b.WriteString("Those bytes are counted when the application can read them: when a missing segment arrives, the data held behind it goes up at once, so such an interval can rise above the capacity line and the intervals before it fall below. We plot these bursts as measured rather than smooth them away. ")
-	b.WriteString("Max stall is each run's longest wait for in-order data between the request and the FCT (timed at every read). ")
-	b.WriteString("For scenarios with outages or handoffs, each event of a path's down link is measured: recovery is the time from the link's return until the path carries half its receive rate of the 2 s before the event again, over a 200 ms window (on a 10 ms sampling grid); ")
-	b.WriteString("the failover gap is the longest wait for in-order data during the window, counted from its start. Both are pooled over the events of all successful runs; events whose path had not recovered by the FCT are counted beside the mean and listed under each scenario; n/a: no events. ")
-	fmt.Fprintf(&b, "The same numbers are in [%s](%s).\n\n", SummaryFile, SummaryFile)
+	fmt.Fprintf(&b, "%s of %s on %s, from `%s`: mean ± half-width of the 95%% confidence interval over the successful runs; the method is at the end, the numbers also in [%s](%s).\n\n",
+		plural(len(results), "run"), plural(len(schedulers(results)), "scheduler"), plural(len(scenarios(results)), "scenario"), ResultsFile, SummaryFile, SummaryFile)
+	b.WriteString(WhenSchedulersDiffer + "\n\n")
 	b.WriteString(MarkdownTable(rows))
 	fair := FairnessRows(results) // fairness.go: nil without cross traffic
 	if fair != nil {
@@ -69,8 +58,8 @@ func Markdown(dir string) (string, error) {
 		if f.Scenario != cur {
 			cur = f.Scenario
 			fmt.Fprintf(&b, "\n## %s\n\n", cur)
-			if s, err := scenario.Lookup(cur); err == nil && s.Description != "" {
-				b.WriteString(s.Description + "\n\n")
+			if d := description(results, cur); d != "" {
+				b.WriteString(d + "\n\n")
 			}
 			if t := FairnessTable(fair, cur); t != "" {
 				b.WriteString("Fairness against the cross traffic (mean ± 95% CI over the successful runs):\n\n" + t + "\n")
@@ -86,11 +75,58 @@ func Markdown(dir string) (string, error) {
 		}
 		b.WriteString("\n\n")
 	}
+	b.WriteString("## Method\n\n")
+	writeMethod(&b)
 	out := filepath.Join(dir, MarkdownFile)
 	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
 		return "", err
 	}
 	return out, nil
+}
+
+// WhenSchedulersDiffer is the report's one line on what the numbers can show.
+const WhenSchedulersDiffer = "**When schedulers can differ.** With lossless paths and a receive window larger than every path's bandwidth-delay product, " +
+	"any scheduler that keeps every path busy fills every window, so their goodputs tie within a few per cent (hetero-2path); " +
+	"they differ when the receive buffer is small beside paths of very different RTTs (data on the slow path holds the window: rtt10x-256k), " +
+	"when a path loses packets, fades or fails (wifi-handoff: max stall), and in latency (out-of-order segments, head-of-line blocking)."
+
+// writeMethod writes how every column of the table is computed.
+func writeMethod(b *strings.Builder) {
+	b.WriteString("Each cell is the mean ± the half-width of the 95% Student-t confidence interval over the successful runs (± n/a after a single run); ")
+	b.WriteString("failed runs (an error, or data that did not verify) are counted but left out. ")
+	b.WriteString("Retransmission rate is retransmitted over sent packets (estimated from bytes sent at ")
+	fmt.Fprintf(b, "%d B per packet when the run does not report `sent_packets`); ", AssumedSegmentBytes)
+	b.WriteString("redundancy is redundant bytes per application byte. ")
+	b.WriteString("Capacity is the sum of the paths' bottleneck rates (time-averaged if they vary); ")
+	b.WriteString("the FCT lower bound is an ideal fluid transfer joined the way the runner joins paths: path 0 is up after two of its RTTs (QUIC and session handshakes) and the request reaches the server one up-link delay later; paths 1, 2, ... join one after another while the download runs, two RTTs each; each path then carries its down-link rate (outages, steps, handoffs and trace means included), and a bit arrives one down-link delay after it is sent. ")
+	b.WriteString("Goodput over time shows, per scheduler, its run of median FCT, from the session's open to that FCT, one step per 100 ms sample interval, against the summed capacity of the paths; the area under a curve is the bytes delivered in order. ")
+	b.WriteString("Those bytes are counted when the application can read them: when a missing segment arrives, the data held behind it goes up at once, so such an interval can rise above the capacity line and the intervals before it fall below. We plot these bursts as measured rather than smooth them away. ")
+	b.WriteString("Max stall is each run's longest wait for in-order data between the request and the FCT (timed at every read). ")
+	b.WriteString("For scenarios with outages or handoffs, each event of a path's down link is measured: recovery is the time from the link's return until the path carries half its receive rate of the 2 s before the event again, over a 200 ms window (on a 10 ms sampling grid); ")
+	b.WriteString("the failover gap is the longest wait for in-order data during the window, counted from its start. Both are pooled over the events of all successful runs; events whose path had not recovered by the FCT are counted beside the mean and listed under each scenario; n/a: no events. ")
+	b.WriteString("\n")
+}
+
+// plural is "1 run", "2 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// description is scenario scn's description as recorded in its runs (so a
+// -scenario-file scenario keeps its own), else the library's.
+func description(results []metrics.Result, scn string) string {
+	for _, r := range results {
+		if r.Scenario == scn && r.ScenarioDesc != "" {
+			return r.ScenarioDesc
+		}
+	}
+	if s, err := scenario.Lookup(scn); err == nil {
+		return s.Description
+	}
+	return ""
 }
 
 // ofScenario returns the results of scenario scn.

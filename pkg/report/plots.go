@@ -106,8 +106,23 @@ const headroom = 1.35
 // the axis goes higher to leave room for the legend.
 var barTicks = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 25, Label: "25"}, {Value: 50, Label: "50"}, {Value: 75, Label: "75"}, {Value: 100, Label: "100"}})
 
-// padX leaves half a bar slot on either side of n nominal bars.
-func padX(p *plot.Plot, n int) { p.X.Min, p.X.Max = -0.6, float64(n)-0.4 }
+// padX leaves half a bar slot on either side of n nominal bars, and slants
+// the bars' labels so that long scheduler names (eleven of them in the main
+// job) do not run into each other.
+func padX(p *plot.Plot, n int) {
+	p.X.Min, p.X.Max = -0.6, float64(n)-0.4
+	p.X.Tick.Label.Rotation = labelSlant
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YCenter
+}
+
+// labelSlant is the angle of the bar plots' x labels, radians.
+const labelSlant = math.Pi / 6
+
+// legendRoom is the fraction of the CDF's x axis left free on the right for
+// its legend (one line per scheduler, drawn bottom right), so that the
+// legend covers no curve.
+const legendRoom = 0.4
 
 // shade fills vertical bands over the whole height of the plot.
 type shade struct {
@@ -267,7 +282,15 @@ func oooCDF(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure, bool)
 		drawn = true
 	}
 	p.Y.Min, p.Y.Max = 0, 1.05
-	// A CDF rises to the top right, so the bottom right is free.
+	// The legend goes bottom right, in room the curves leave free.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range rs {
+		lo, hi = math.Min(lo, float64(r.OOOSegments)), math.Max(hi, float64(r.OOOSegments))
+	}
+	if drawn {
+		span := 1.1*(hi-lo) + 1 // the curves' extent, their last step included
+		p.X.Min, p.X.Max = lo, lo+span/(1-legendRoom)
+	}
 	p.Legend.Top = false
 	p.Legend.Left = false
 	p.Legend.YOffs = vg.Points(8)

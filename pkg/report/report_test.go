@@ -14,6 +14,7 @@ import (
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
+	"gonum.org/v1/plot"
 )
 
 // synthetic builds a small results set: two schedulers on two library
@@ -298,5 +299,72 @@ func TestOneSeedNA(t *testing.T) {
 		if strings.Contains(text, "NaN") || !strings.Contains(text, "66.58 ± n/a") {
 			t.Errorf("%s table after one seed:\n%s", name, text)
 		}
+	}
+}
+
+// Issue 20, item 6: "A -scenario-file scenario's description is dropped from
+// results.md" and "The report opens with a 300-word paragraph and says
+// '1 scenarios'." The recorded description is kept, the counts are
+// singular for one, and the text before the table is short and says when
+// schedulers can differ.
+func TestMarkdownOpening(t *testing.T) {
+	rs := []metrics.Result{fromFile("minrtt", 1, 0.63), fromFile("minrtt", 2, 0.61)}
+	const desc = "Three paths from my own file: wifi, lte and mmwave."
+	for i := range rs {
+		rs[i].ScenarioDesc = desc
+	}
+	md, err := Markdown(writeResults(t, rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	if !strings.Contains(text, "\n## my-three-paths\n\n"+desc+"\n") {
+		t.Errorf("results.md lacks the scenario file's description:\n%s", text)
+	}
+	head := text[:strings.Index(text, "| scenario")]
+	if !strings.Contains(head, "2 runs of 1 scheduler on 1 scenario,") {
+		t.Errorf("opening %q: want \"2 runs of 1 scheduler on 1 scenario,\"", head)
+	}
+	if !strings.Contains(head, "When schedulers can differ") {
+		t.Errorf("opening %q does not say when schedulers can differ", head)
+	}
+	if n := len(strings.Fields(head)); n > 150 {
+		t.Errorf("opening is %d words, want at most 150:\n%s", n, head)
+	}
+}
+
+// Issue 20, item 6: "In the FCT and path-share plots the x labels overlap.
+// In the out-of-order CDF, the legend covers the curves." The bar plots'
+// labels are slanted, and the CDF's curves end before the room kept free
+// on the right for the legend.
+func TestPlotLayout(t *testing.T) {
+	var rs []metrics.Result
+	for i, sch := range []string{"blest", "ecf", "edar", "edar-o", "fprs", "llhd", "minrtt", "peekaboo", "prs", "redundant", "roundrobin"} {
+		for seed := int64(1); seed <= 3; seed++ {
+			r := fromFile(sch, seed, 0.6+0.01*float64(i))
+			r.OOOSegments = uint64(100*i) + uint64(seed)
+			rs = append(rs, r)
+		}
+	}
+	rows := Summarize(rs)
+	for name, f := range map[string]func(string, []metrics.Result, []Row) (*plot.Plot, Figure, bool){"fct": completionBars, "path-share": pathShare} {
+		p, _, ok := f("my-three-paths", rs, rows)
+		if !ok || p.X.Tick.Label.Rotation == 0 {
+			t.Errorf("%s: x labels not slanted (ok %v)", name, ok)
+		}
+	}
+	p, _, ok := oooCDF("my-three-paths", rs, rows)
+	if !ok {
+		t.Fatal("no CDF")
+	}
+	// roundrobin's curve, the rightmost, ends past its largest count, 1003,
+	// by 5% of its range plus one (1003 - 1001 + 1).
+	free := p.X.Max - legendRoom*(p.X.Max-p.X.Min)
+	if end := 1003 + 0.05*3; end > free || p.X.Min > 1 {
+		t.Errorf("x axis [%v, %v]: the curves (1 to %v) reach into the legend's room beyond %v", p.X.Min, p.X.Max, end, free)
 	}
 }

@@ -62,7 +62,7 @@ func (l Link) emu() (emu.LinkConfig, error) {
 		c.GE = &emu.GilbertElliott{PGoodBad: l.GE.PGoodBad, PBadGood: l.GE.PBadGood, LossGood: l.GE.LossGood, LossBad: l.GE.LossBad}
 	}
 	if l.Trace != "" {
-		t, err := emu.LoadTrace(l.Trace)
+		t, err := loadTrace(l.Trace)
 		if err != nil {
 			return emu.LinkConfig{}, err
 		}
@@ -138,10 +138,11 @@ func (l Link) valuesAt(t Duration) (rate float64, delay time.Duration, loss floa
 	return rate, time.Duration(d), loss
 }
 
-// TraceMeanRateBps is the mean delivery rate of a Mahimahi trace file,
+// TraceMeanRateBps is the mean delivery rate of a Mahimahi trace file (or a
+// BuiltinTrace),
 // bits/s: the value to give a trace-driven Link's RateBps.
 func TraceMeanRateBps(path string) (float64, error) {
-	t, err := emu.LoadTrace(path)
+	t, err := loadTrace(path)
 	if err != nil {
 		return 0, err
 	}

@@ -24,6 +24,8 @@ func Library() []Scenario {
 	all = append(all, everydayScenarios()...)
 	all = append(all, sharedScenarios()...)
 	all = append(all, commuterScenarios()...)
+	all = append(all, benchScenarios()...)
+	all = append(all, driveScenarios()...)
 	for i := range all {
 		all[i] = all[i].clone() // no slices shared between Up and Down
 	}

@@ -35,7 +35,7 @@ func Load(path string) (Scenario, error) {
 		links = append(links, &s.Bottlenecks[i].Up, &s.Bottlenecks[i].Down)
 	}
 	for _, l := range links {
-		if l.Trace != "" && !filepath.IsAbs(l.Trace) {
+		if l.Trace != "" && !filepath.IsAbs(l.Trace) && !strings.HasPrefix(l.Trace, BuiltinTrace) {
 			l.Trace = filepath.Join(dir, l.Trace)
 		}
 	}

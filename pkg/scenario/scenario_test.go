@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"flag"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestLibraryValid(t *testing.T) {
 		}
 	}
 	for _, name := range []string{
-		Default, "wifi-lte", "wifi-walk-dropout",
+		Default, "wifi-lte", "wifi-walk-dropout", "rtt10x-256k", "wifi-handoff", "wifi-lte-drive", "wifi-lte-drive-wifi-only", "wifi-lte-drive-lte-only",
 		"prs-rtt-ratio-1", "prs-rtt-ratio-4", "prs-rtt-ratio-8", "prs-rtt-ratio-10",
 		"prs-loss-0", "prs-loss-0.5", "prs-loss-1", "prs-loss-3", "prs-loss-5",
 		"prs-mixed-0.5-1", "prs-mixed-1-3", "prs-mixed-3-5",
@@ -293,5 +294,23 @@ func TestLibraryFiles(t *testing.T) {
 		if !reflect.DeepEqual(got, s) {
 			t.Errorf("%s: file differs from library", s.Name)
 		}
+	}
+}
+
+// Issue 20, item 2: "make bench runs a small matrix where the schedulers'
+// rules matter". The Makefile's list is BenchMatrix, and every name in it is
+// a library scenario.
+func TestBenchMatrix(t *testing.T) {
+	for _, n := range strings.Split(BenchMatrix, ",") {
+		if _, err := Get(n); err != nil {
+			t.Error(err)
+		}
+	}
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "\nBENCH_SCENARIOS := "+BenchMatrix+"\n") {
+		t.Errorf("the Makefile's BENCH_SCENARIOS is not %q", BenchMatrix)
 	}
 }

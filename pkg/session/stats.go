@@ -70,7 +70,7 @@ type Stats struct {
 	SendBufferedBytes uint64 // application bytes waiting to be cut into segments
 
 	// Receiver.
-	DeliveredBytes  uint64        // bytes delivered in order (records included)
+	DeliveredBytes  uint64        // bytes of the session's byte stream delivered in order: every record, its header and control records included, so more than the streams' data (5,016,744 for 5,000,000 bytes read from one stream); count application bytes from Stream.Read
 	ReceivedBytes   uint64        // segment bytes received, duplicates included
 	DuplicateBytes  uint64        // bytes received more than once
 	OOOSegments     uint64        // segments that arrived out of order
@@ -80,7 +80,7 @@ type Stats struct {
 
 	Datagrams DatagramStats // application datagrams, both directions
 
-	Paths []PathStats // current paths, in slot order
+	Paths []PathStats // every path the session has had (at most 4·sched.MaxPaths), also after it closed, when Session.Paths lists none
 }
 
 // Sample is one interval of a session's time series. Sample k covers

@@ -16,11 +16,17 @@ type Scheduler struct{}
 // Name returns Name.
 func (*Scheduler) Name() string { return Name }
 
-// Decide marks the path with room and the lowest loss rate, or waits.
+// Decide marks the path with room and the lowest loss rate, or waits. A
+// backup path is used only when no regular path is live, as every built-in
+// scheduler does (sched.OnlyBackups).
 func (*Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
+	backups := sched.OnlyBackups(paths)
 	best := -1
 	for i := range paths {
-		if paths[i].SendingAllowed() && (best < 0 || paths[i].LossRate < paths[best].LossRate) {
+		if paths[i].Backup != backups || !paths[i].SendingAllowed() {
+			continue
+		}
+		if best < 0 || paths[i].LossRate < paths[best].LossRate {
 			best = i
 		}
 	}

@@ -84,7 +84,7 @@ type Net struct {
 func Load(path string) (*Net, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("gonet: %w (train one with `make train`)", err)
+		return nil, fmt.Errorf("gonet: %w", err)
 	}
 	n, err := Parse(b)
 	if err != nil {

@@ -106,7 +106,7 @@ func Load(path string) (*Net, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("ort: %w (train one with `make train`)", err)
+		return nil, fmt.Errorf("ort: %w", err)
 	}
 	opts, err := onnxruntime.NewSessionOptions()
 	if err != nil {

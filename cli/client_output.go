@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"path"
+	"strings"
+)
+
+// stdoutName is the -o value that writes the file to standard output (the
+// JSON result line then goes to stderr).
+const stdoutName = "-"
+
+// localName is the local file name for a download of target when -o is not
+// given: the last element of the URL path, or index.html for a directory
+// ("/", "docs/"), never a name that is a directory.
+func localName(target string) string {
+	if strings.HasSuffix(target, "/") || target == "" {
+		return "index.html"
+	}
+	switch b := path.Base(path.Clean("/" + target)); b {
+	case "/", ".", "..":
+		return "index.html"
+	default:
+		return b
+	}
+}
+
+// checkAddr refuses an address flag that is not HOST:PORT, naming the flag
+// (net's own "missing port in address" does not say which).
+func checkAddr(flag, v string) error {
+	if v == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		return fmt.Errorf("%s %q: want HOST:PORT, such as 127.0.0.1:4433 (%v)", flag, v, err)
+	}
+	return nil
+}
+
+// errorHint is advice for a download error that a user's flags usually
+// cause, or "".
+func errorHint(msg string) string {
+	switch {
+	case strings.Contains(msg, "no application protocol"):
+		return "hint: -addr must be the server's multipath address (its -addr); its -h3-addr serves plain HTTP/3, for compare and h3-get only"
+	case strings.Contains(msg, "certificate signed by unknown authority"), strings.Contains(msg, "x509:"):
+		return "hint: -ca must be the server's certificate: mpquic-server -dev-cert DIR writes it to DIR/cert.pem"
+	}
+	return ""
+}

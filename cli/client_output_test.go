@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mpqsched/mpqsched/pkg/certs"
+)
+
+// Issue 20, item 5: "http-get / fails with open /: is a directory: the local
+// file is named after the URL path". Without -o, a directory's page is
+// saved as index.html.
+func TestHTTPGetRootLocalName(t *testing.T) {
+	ts := startServer(t)
+	t.Chdir(t.TempDir())
+	code, rs, stderr := runClient(t, "-addr", ts.addr, "-ca", ts.ca, "-q", "http-get", "/")
+	if code != exitOK || len(rs) != 1 || !rs[0].SHA256OK {
+		t.Fatalf("http-get /: exit %d, results %+v, stderr %s", code, rs, stderr)
+	}
+	if b, err := os.ReadFile("index.html"); err != nil || string(b) != "<h1>mpquic</h1>\n" {
+		t.Errorf("index.html: %q, %v", b, err)
+	}
+	for target, want := range map[string]string{"/": "index.html", "": "index.html", "docs/": "index.html", "/a/b.txt": "b.txt", "f": "f", "/..": "index.html"} {
+		if got := localName(target); got != want {
+			t.Errorf("localName(%q) = %q, want %q", target, got, want)
+		}
+	}
+}
+
+// Issue 20, item 5: "-o - writes a file named - instead of standard output."
+// The file goes to stdout, the JSON result to stderr.
+func TestOutputToStdout(t *testing.T) {
+	ts := startServer(t)
+	t.Chdir(t.TempDir())
+	var stdout, stderr bytes.Buffer
+	code := clientRun(context.Background(), []string{"-addr", ts.addr, "-ca", ts.ca, "-q", "get", "f", "-o", "-"}, &stdout, &stderr)
+	if code != exitOK || !bytes.Equal(stdout.Bytes(), ts.data) {
+		t.Errorf("exit %d, stdout %d bytes, want the file's %d; stderr %s", code, stdout.Len(), len(ts.data), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `"sha256_ok":true`) {
+		t.Errorf("stderr %q lacks the JSON result", stderr.String())
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error("a file named - was written")
+	}
+}
+
+// Issue 20, item 5: "-addr 127.0.0.1 says missing port in address without
+// naming -addr"; "Dialling the HTTP/3 port gives tls: no application
+// protocol, with no hint about -h3-addr"; "A wrong -ca gives x509:
+// certificate signed by unknown authority, with no hint about -dev-cert
+// DIR/cert.pem."
+func TestClientHints(t *testing.T) {
+	code, _, stderr := runClient(t, "-addr", "127.0.0.1", "-ca", "x.pem", "get", "f")
+	if code != exitUsage || !strings.Contains(stderr, `-addr "127.0.0.1": want HOST:PORT`) {
+		t.Errorf("-addr without a port: exit %d, stderr %q", code, stderr)
+	}
+	ts := startServer(t)
+	code, _, stderr = runClient(t, "-addr", ts.h3Addr, "-ca", ts.ca, "-connect-timeout", "2s", "-q", "get", "f", "-o", os.DevNull)
+	if code != exitFail || !strings.Contains(stderr, "no application protocol") || !strings.Contains(stderr, "-h3-addr") {
+		t.Errorf("-addr at the HTTP/3 port: exit %d, stderr %q lacks the -h3-addr hint", code, stderr)
+	}
+	other, _ := certs.SelfSigned("localhost")
+	ca := filepath.Join(t.TempDir(), "other.pem")
+	os.WriteFile(ca, other.CertPEM, 0o644)
+	code, _, stderr = runClient(t, "-addr", ts.addr, "-ca", ca, "-q", "get", "f", "-o", os.DevNull)
+	if code != exitFail || !strings.Contains(stderr, "-dev-cert DIR writes it to DIR/cert.pem") {
+		t.Errorf("wrong -ca: exit %d, stderr %q lacks the -dev-cert hint", code, stderr)
+	}
+}
