@@ -87,7 +87,7 @@ func qlogOpener(dir string, logf func(string, ...any)) func(bool, qlogwriter.Con
 
 // PathOptions describe a path being added.
 type PathOptions struct {
-	Backup bool // use the path only when no other path can send; the peer learns it too (see SetPathStatus)
+	Backup bool // carry data only while no regular path is live (sched.OnlyBackups: a regular path whose window is full still counts); the peer learns it too (see SetPathStatus)
 }
 
 // Dial opens a session to the server at remote over the first path, whose

@@ -137,6 +137,7 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 	for i, p := range s.slots {
 		if p != nil {
 			conns = append(conns, p.conn)
+			s.endPaths = append(s.endPaths, p.id)
 			s.slots[i] = nil
 			s.pathEventLocked(p, PathRemoved)
 			p.tr.mu.Lock()

@@ -381,10 +381,15 @@ func (s *Session) RemovePath(id sched.PathID) error {
 	return ErrNoSuchPath
 }
 
-// Paths returns the IDs of the session's current paths.
+// Paths returns the IDs of the session's current paths, in slot order. Once
+// the session has ended (either end closed it, or every path failed), it
+// returns the paths the session had when it ended. Safe for concurrent use.
 func (s *Session) Paths() []sched.PathID {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return slices.Clone(s.endPaths)
+	}
 	var ids []sched.PathID
 	for _, p := range s.slots {
 		if p != nil {

@@ -10,7 +10,7 @@ type PathStatus int
 
 const (
 	PathAvailable PathStatus = iota // carry data whenever the scheduler likes
-	PathBackup                      // carry data only when no available path can
+	PathBackup                      // carry data only while no available path is live (sched.OnlyBackups)
 )
 
 // SetPathStatus marks path id available or backup, here and at the peer:

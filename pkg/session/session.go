@@ -388,7 +388,8 @@ type Session struct {
 	mu         sync.Mutex
 	cond       *sync.Cond // signals stream readers and writers, and Close
 	slots      [sched.MaxPaths]*path
-	allPaths   []*path // every path the session had, for Stats (bounded)
+	allPaths   []*path        // every path the session had, for Stats (bounded)
+	endPaths   []sched.PathID // the paths the session had when it ended (Paths after close; at most MaxPaths)
 	npaths     int
 	nextPathID uint32 // server side: the next path ID to assign
 	closed     bool
