@@ -61,8 +61,22 @@ const (
 	RecMaxUniStreams byte = 0x08
 )
 
-// Magic opens every path's data stream: "MPQ" and the protocol version 2.
-var Magic = [4]byte{'M', 'P', 'Q', 2}
+// Magic opens every path's data stream: "MPQ" and the protocol version 3.
+//
+// Version 3 (issue 19) changed, from version 2:
+//   - stream IDs follow RFC 9000 §2.1: index<<2 | unidirectional<<1 |
+//     server-initiated (bidirectional IDs were index<<1 | server);
+//   - Params (in Hello and Accept) gained a third varint, MaxUniStreams, and
+//     the record RecMaxUniStreams raises that credit;
+//   - a Join may be sent as TLS 0-RTT data (Join.Early, frame type 0x04),
+//     authenticated without the connection binding and refused if replayed;
+//   - QUIC datagrams may carry application datagrams (TypeAppDatagram);
+//   - a path's CONNECTION_CLOSE carries the application's close code and
+//     reason (pkg/session closeerr.go).
+//
+// Versions do not interoperate: a peer that opens with another version is
+// refused.
+var Magic = [4]byte{'M', 'P', 'Q', 3}
 
 // Size limits that the decoders enforce.
 const (

@@ -2,7 +2,7 @@
 // test: raw multipath-QUIC session peers built from quic-go and pkg/wire
 // that complete the session handshake and then send what a hostile client
 // would (issue 10). It uses only pkg/wire's encoders that exist in every
-// protocol version so far (wire.Magic[3] is 1 or 2), so the same source
+// protocol version so far (wire.Magic[3] is 1, 2 or 3), so the same source
 // builds against an older tree to measure the server before a fix.
 //
 // Every attack is bounded in count and duration, and Dial refuses
