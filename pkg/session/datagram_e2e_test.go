@@ -209,8 +209,8 @@ func TestDatagramTooLarge(t *testing.T) {
 			t.Errorf("client stats %+v, want 1 sent: the refused one is not counted", st)
 		}
 		tb.cli.CloseWithError(0, "")
-		if err := tb.cli.SendDatagram([]byte("x")); !errors.Is(err, ErrClosed) {
-			t.Errorf("after close: err = %v, want ErrClosed", err)
+		if err := tb.cli.SendDatagram([]byte("x")); !errors.Is(err, &ApplicationError{}) {
+			t.Errorf("after close: err = %v, want the local close, *ApplicationError code 0", err)
 		}
 		if n := tb.cli.MaxDatagramSize(); n != 0 {
 			t.Errorf("after close: MaxDatagramSize = %d, want 0", n)

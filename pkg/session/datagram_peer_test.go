@@ -158,8 +158,8 @@ func TestReceiveDatagramWaits(t *testing.T) {
 		if b, err := sp.s.ReceiveDatagram(context.Background()); err != nil || string(b) != "d8" {
 			t.Errorf("after close: got %q, %v; want the queued d8", b, err)
 		}
-		if _, err := sp.s.ReceiveDatagram(context.Background()); !errors.Is(err, ErrClosed) {
-			t.Errorf("after close, queue empty: err = %v, want ErrClosed", err)
+		if _, err := sp.s.ReceiveDatagram(context.Background()); !errors.Is(err, &ApplicationError{}) {
+			t.Errorf("after close, queue empty: err = %v, want the local close, *ApplicationError code 0", err)
 		}
 	})
 }
