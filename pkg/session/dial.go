@@ -258,7 +258,7 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 		}
 		return fail(fmt.Errorf("session: handshake: %w", err))
 	}
-	r := bufio.NewReaderSize(in, 64<<10)
+	r := bufio.NewReaderSize(in, handshakeReadBuf)
 	type res struct {
 		f   any
 		err error

@@ -218,7 +218,7 @@ func exchangeJoin(ctx context.Context, conn *quic.Conn, frame []byte) (*quic.Sen
 		}
 		return nil, nil, nil, fmt.Errorf("session: handshake: %w", err)
 	}
-	r := bufio.NewReaderSize(in, 64<<10)
+	r := bufio.NewReaderSize(in, handshakeReadBuf)
 	stop := context.AfterFunc(ctx, func() { in.CancelRead(0) })
 	f, err := wire.ReadHandshake(r)
 	stop()

@@ -217,7 +217,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		conn.CloseWithError(codeProtocol, "no session handshake")
 		return
 	}
-	r := bufio.NewReaderSize(in, 64<<10)
+	r := bufio.NewReaderSize(in, handshakeReadBuf)
 	stop := context.AfterFunc(ctx, func() { in.CancelRead(0) })
 	f, err := wire.ReadHandshake(r)
 	stop()

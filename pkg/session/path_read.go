@@ -1,10 +1,20 @@
 package session
 
 import (
+	"bufio"
 	"errors"
 	"io"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// Read buffers of a path's data stream (bytes): the handshake is read
+// through handshakeReadBuf (its frames are under 100 bytes), segments
+// through dataReadBuf, which holds several whole segments so that
+// bufferedSegments handles them under one lock.
+const (
+	handshakeReadBuf = 512
+	dataReadBuf      = 64 << 10
 )
 
 // readLoop reads the peer's segments from the path's data stream until it
@@ -31,11 +41,22 @@ func (s *Session) readLoop(p *path) {
 // path's read buffer are handled in place (no copy) and together, under one
 // acquisition of s.mu with one clock reading; only a frame that straddles
 // the buffer's end is read with a copy.
+//
+// An idle path costs little: the stream is read through the handshake's
+// small buffer until the first segment's bytes arrive, and only then
+// through a buffer of dataReadBuf bytes (kept until the path ends); the
+// copy buffer for straddling frames is made the first time one straddles.
 func (s *Session) readSegments(p *path) (conn bool, err error) {
-	buf := make([]byte, wire.MaxSegmentPayload)
+	var buf []byte
 	for {
 		if _, err := p.in.Peek(1); err != nil { // wait for data
 			return false, err
+		}
+		if p.in.Size() < dataReadBuf {
+			// A bufio.Reader reads straight into the caller's slice when its
+			// own buffer is empty and the slice is larger, so the small
+			// reader below costs no copy once drained.
+			p.in = bufio.NewReaderSize(p.in, dataReadBuf)
 		}
 		n, err := s.bufferedSegments(p)
 		if err != nil {
@@ -45,6 +66,9 @@ func (s *Session) readSegments(p *path) (conn bool, err error) {
 			continue
 		}
 		// The next frame is only partly buffered.
+		if buf == nil {
+			buf = make([]byte, wire.MaxSegmentPayload)
+		}
 		seg, err := wire.ReadSegment(p.in, buf)
 		if err != nil {
 			return false, err
