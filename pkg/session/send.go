@@ -18,6 +18,7 @@ type segment struct {
 	sentAt    time.Time
 	acked     bool
 	inRetrans bool
+	stream    *Stream // the stream of its first new record, or nil (recordMarks)
 }
 
 // sender is the connection-level send state, guarded by Session.mu.
@@ -27,8 +28,9 @@ type sender struct {
 
 	pend    byteQueue // records framed (fillLocked), not yet cut into segments
 	hdr     [wire.MaxRecordHeaderLen]byte
-	pendOff uint64 // connection offset of pend[0]
-	nextSeq uint64 // next sequence number to cut
+	pendOff uint64      // connection offset of pend[0]
+	marks   recordMarks // where pend's stream records begin (stream_prio.go)
+	nextSeq uint64      // next sequence number to cut
 
 	segs         []*segment // segments base, base+1, …, nextSeq−1
 	base         uint64
@@ -150,7 +152,7 @@ func (sn *sender) cut() *segment {
 	}
 	n := min(uint64(sn.pend.Len()), sn.segSize, sn.peerLimit-sn.pendOff)
 	g := sn.newSegment()
-	*g = segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: getSegBuf(int(n))[:n]}
+	*g = segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: getSegBuf(int(n))[:n], stream: sn.marks.take(sn.pendOff + n)}
 	sn.pend.Read(g.data)
 	sn.pendOff += n
 	sn.nextSeq++
