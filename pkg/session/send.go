@@ -28,9 +28,8 @@ type sender struct {
 
 	pend    byteQueue // records framed (fillLocked), not yet cut into segments
 	hdr     [wire.MaxRecordHeaderLen]byte
-	pendOff uint64      // connection offset of pend[0]
-	marks   recordMarks // where pend's stream records begin (stream_prio.go)
-	nextSeq uint64      // next sequence number to cut
+	pendOff uint64 // connection offset of pend[0]
+	nextSeq uint64 // next sequence number to cut
 
 	segs         []*segment // segments base, base+1, …, nextSeq−1
 	base         uint64
@@ -53,6 +52,8 @@ type sender struct {
 	slots []int // slot of each snap entry
 
 	slab []segment // segments not yet handed out (see newSegment)
+
+	marks recordMarks // where pend's stream records begin (stream_prio.go)
 }
 
 // segSlab is how many segments newSegment allocates at once.
