@@ -86,6 +86,60 @@ type ConnInfo struct {
 	RetransmitQueued uint64 // segments waiting to be re-sent (lost or reinjected); SendNext takes these first
 	NextSeq          uint64 // sequence number the next new segment will get
 	SegmentSize      uint64 // payload of a full segment, bytes
+
+	// The data's stream: the stream of the first record that begins in the
+	// next new segment (NextSeq), or, if no record begins in it, of the
+	// record it continues. A segment may carry records of several streams;
+	// only this one is described. The fields describe new data: a SendNext
+	// with RetransmitQueued > 0 re-sends an older segment first. HasStream is
+	// false when the segment carries only control records or no stream is
+	// known; the other fields are then zero.
+	HasStream   bool
+	StreamID    uint64    // the stream's ID (RFC 9000 §2.1)
+	Urgency     uint8     // RFC 9218 urgency: 0 (most urgent) to 7; the session's default is 3
+	Incremental bool      // RFC 9218 incremental flag: the stream shares bandwidth with others of its urgency
+	Deadline    time.Time // the application's completion hint for the stream's data; zero: none. A hint: transports never drop data for it
+	// PreferredPath is the path the application asked the stream's data to
+	// use, if Preference is not NoPreference.
+	PreferredPath PathID
+	Preference    PathPreference
+}
+
+// PathPreference is how strongly a stream's data is tied to
+// ConnInfo.PreferredPath.
+type PathPreference uint8
+
+const (
+	NoPreference PathPreference = iota // any path
+	PreferPath                         // PreferredPath when it can send now, else any other path
+	PinPath                            // only PreferredPath while it is live (present and not potentially failed): wait for its window rather than use another path
+)
+
+// PreferredIndex returns the index in paths of the path a scheduler should
+// use for the data's stream under its path preference, and whether it must
+// use only that one (pin). It returns -1, false when there is no
+// preference, or when the preferred path is absent, potentially failed, or
+// (for PreferPath) cannot send now: the scheduler then picks as usual. A
+// pinned path that is live but full returns its index and true: the
+// scheduler waits.
+func (c *ConnInfo) PreferredIndex(paths []PathInfo) (i int, pinned bool) {
+	if c.Preference == NoPreference || c.RetransmitQueued > 0 {
+		return -1, false // no preference, or SendNext re-sends an older segment first
+	}
+	for k := range paths {
+		p := &paths[k]
+		if p.ID != c.PreferredPath || p.PotentiallyFailed {
+			continue
+		}
+		switch {
+		case c.Preference == PinPath:
+			return k, true
+		case p.SendingAllowed():
+			return k, false
+		}
+		return -1, false
+	}
+	return -1, false
 }
 
 // HasRetransmission mirrors the forks' SelectPath hasRetransmission argument.

@@ -33,7 +33,7 @@ func (s *Session) connInfoLocked(now time.Time) sched.ConnInfo {
 	if sn.peerLimit > sn.pendOff {
 		win = sn.peerLimit - sn.pendOff
 	}
-	return sched.ConnInfo{
+	ci := sched.ConnInfo{
 		Now:              now,
 		SendBufferBytes:  s.unsentBytes(),
 		PeerWindow:       win,
@@ -43,6 +43,8 @@ func (s *Session) connInfoLocked(now time.Time) sched.ConnInfo {
 		NextSeq:          nextSeq,
 		SegmentSize:      sn.segSize,
 	}
+	s.streamInfoLocked(&ci)
+	return ci
 }
 
 // hasWorkLocked reports whether there is anything to send.

@@ -18,6 +18,7 @@ type segment struct {
 	sentAt    time.Time
 	acked     bool
 	inRetrans bool
+	stream    *Stream // the stream of its first new record, or nil (recordMarks)
 }
 
 // sender is the connection-level send state, guarded by Session.mu.
@@ -51,6 +52,8 @@ type sender struct {
 	slots []int // slot of each snap entry
 
 	slab []segment // segments not yet handed out (see newSegment)
+
+	marks recordMarks // where pend's stream records begin (stream_prio.go)
 }
 
 // segSlab is how many segments newSegment allocates at once.
@@ -150,7 +153,7 @@ func (sn *sender) cut() *segment {
 	}
 	n := min(uint64(sn.pend.Len()), sn.segSize, sn.peerLimit-sn.pendOff)
 	g := sn.newSegment()
-	*g = segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: getSegBuf(int(n))[:n]}
+	*g = segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: getSegBuf(int(n))[:n], stream: sn.marks.take(sn.pendOff + n)}
 	sn.pend.Read(g.data)
 	sn.pendOff += n
 	sn.nextSeq++

@@ -55,6 +55,8 @@ type Stream struct {
 	waitRoom  bool    // a Write waits for send-budget room (stream_budget.go)
 	inRoomQ   bool    // queued in streamSet.roomQ
 
+	prio streamPrio // priority and scheduling hints (stream_prio.go), guarded by s.mu
+
 	ctx       context.Context         // Context's, made on first use (nil before)
 	ctxCancel context.CancelCauseFunc // cancels ctx
 	ctxCause  error                   // why the send side ended (nil: open)

@@ -158,7 +158,8 @@ func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 
 // fillLocked frames records into the connection byte stream (snd.pend)
 // until it holds target bytes or nothing more can go: control records
-// first, then stream data and ends, one segment's worth per stream in turn.
+// first, then stream data and ends, one segment's worth per record, in the
+// streams' priority order (readyQueue, stream_prio.go).
 // Records are framed only within the peer's connection window, stream data
 // only within the peer's stream windows and below the control reserve.
 func (s *Session) fillLocked(target int) {
@@ -186,6 +187,7 @@ func (s *Session) fillLocked(target int) {
 			if room < int64(wire.RecordHeaderLen(wire.RecFin, st.id, 0)) {
 				return
 			}
+			sn.marks.add(off, st)
 			sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], wire.RecFin, st.id, 0))
 			s.dataFramedLocked()
 			snd.state = sendDone
@@ -200,6 +202,7 @@ func (s *Session) fillLocked(target int) {
 			return
 		}
 		n = min(n, uint64(room-hl))
+		sn.marks.add(off, st)
 		sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], wire.RecData, st.id, n))
 		snd.buf.moveTo(&sn.pend, int(n))
 		s.dataFramedLocked()
@@ -210,13 +213,10 @@ func (s *Session) fillLocked(target int) {
 	}
 }
 
-// popReady takes the first ready stream off the queue, and puts it back at
-// the end if again.
+// popReady is done with the ready stream the framer took (ready.Front):
+// it stays queued if again (readyQueue.done), else it leaves the queue.
 func (ss *streamSet) popReady(again bool) {
-	st := ss.ready.Pop()
-	if again {
-		ss.ready.Push(st)
-	} else {
+	if st := ss.ready.done(again); !again {
 		st.inReady = false
 	}
 }

@@ -50,7 +50,7 @@ type streamSet struct {
 	window     uint64 // Config.StreamWindow: our initial window per stream, bytes
 	maxWindow  uint64 // Config.MaxStreamWindow, bytes
 
-	ready   streamFIFO // streams with data or an end to send, round-robin
+	ready   readyQueue // streams with data or an end to send, by priority (stream_prio.go)
 	ctl     []*Stream  // streams with control records to send, FIFO
 	statusQ []*path    // paths whose status the peer must learn (at most one entry per path)
 
@@ -140,6 +140,7 @@ func (ss *streamSet) isLocal(id uint64) bool { return (id&1 == 0) == ss.isClient
 
 func (ss *streamSet) newStream(id uint64) *Stream {
 	st := &Stream{s: ss.s, id: id}
+	st.prio.urgency = DefaultUrgency
 	st.rcond.L = &ss.s.mu
 	st.wcond.L = &ss.s.mu
 	st.recv.init(ss.window)

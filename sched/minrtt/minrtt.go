@@ -4,6 +4,8 @@
 // rule): a full regular path makes the segment wait, not go to the backup. A path with no RTT sample yet ranks
 // after every path that has one, so a new path is used once the measured
 // paths are full (as the kernel's default scheduler probes new subflows).
+// A stream pinned to a path (sched.PinPath) sends only there while the path
+// is live; a preferred path (sched.PreferPath) is used first when it has room.
 package minrtt
 
 import "github.com/mpqsched/mpqsched/sched"
@@ -22,8 +24,17 @@ func New() *Scheduler { return &Scheduler{} }
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
-// Decide implements sched.Scheduler.
-func (*Scheduler) Decide(_ *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
+// Decide implements sched.Scheduler. It honours the data's stream's path
+// preference (sched.ConnInfo.PreferredIndex): a pinned stream's data waits
+// for its path while that path is live; a preferred path takes the data
+// when it can send, else minRTT picks as usual.
+func (*Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
+	if k, _ := conn.PreferredIndex(paths); k >= 0 {
+		if !paths[k].SendingAllowed() {
+			return sched.Decision{Action: sched.Wait} // pinned to a full path
+		}
+		return sched.Decision{Action: sched.SendNext, Paths: sched.Of(k)}
+	}
 	i := Pick(paths)
 	if i < 0 {
 		return sched.Decision{Action: sched.Wait}

@@ -35,13 +35,17 @@ func Path(id sched.PathID, srtt time.Duration, cwndSegs, inflightSegs uint64) sc
 }
 
 // Conn returns a connection snapshot at now with sendBufSegs segments of new
-// data waiting and a large peer window.
+// data waiting and a large peer window; the data is stream 0's, at RFC
+// 9218's default urgency (3, not incremental), with no deadline or path
+// preference.
 func Conn(now time.Time, sendBufSegs uint64) sched.ConnInfo {
 	return sched.ConnInfo{
 		Now:             now,
 		SendBufferBytes: sendBufSegs * MSS,
 		PeerWindow:      4 << 20,
 		SegmentSize:     MSS,
+		HasStream:       true,
+		Urgency:         3,
 	}
 }
 
