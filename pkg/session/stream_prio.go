@@ -36,8 +36,10 @@ type streamPrio struct {
 
 // SetPriority sets the stream's RFC 9218 priority: urgency from 0 (most
 // urgent) to 7 (background; larger values count as 7), and whether the
-// stream is incremental. A stream starts at urgency 3, not incremental (RFC
-// 9218's defaults).
+// stream is incremental. A stream starts at urgency 3 (RFC 9218's default)
+// and incremental: streams share the connection round-robin, as quic-go's
+// streams do, until the application sets a priority. An HTTP/3 layer sets
+// RFC 9218's own defaults (urgency 3, not incremental) on every request.
 //
 // The session frames the ready data of more urgent streams first. Among
 // streams of equal urgency, the non-incremental ones are served one at a

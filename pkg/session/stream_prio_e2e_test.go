@@ -235,8 +235,8 @@ func TestConnInfoCarriesStream(t *testing.T) {
 			t.Errorf("stream %d: urgency %d incremental %v deadline %v preference %v on %d; want 1, true, %v, prefer %d",
 				a.ID(), ca.Urgency, ca.Incremental, ca.Deadline, ca.Preference, ca.PreferredPath, deadline, tb.cli.Paths()[1])
 		}
-		if cb.Urgency != DefaultUrgency || cb.Incremental || !cb.Deadline.IsZero() || cb.Preference != sched.NoPreference {
-			t.Errorf("stream %d: urgency %d incremental %v deadline %v preference %v; want the defaults (3, false, none, none)",
+		if cb.Urgency != DefaultUrgency || !cb.Incremental || !cb.Deadline.IsZero() || cb.Preference != sched.NoPreference {
+			t.Errorf("stream %d: urgency %d incremental %v deadline %v preference %v; want the defaults (3, true, none, none)",
 				b.ID(), cb.Urgency, cb.Incremental, cb.Deadline, cb.Preference)
 		}
 	})

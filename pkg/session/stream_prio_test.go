@@ -134,14 +134,16 @@ func TestStreamPriorityDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u, inc := st.Priority(); u != 3 || inc {
-		t.Errorf("new stream: priority (%d, %v), want (3, false)", u, inc)
+	// Urgency 3 is RFC 9218's default; incremental keeps quic-go's
+	// round-robin among streams that set no priority.
+	if u, inc := st.Priority(); u != 3 || !inc {
+		t.Errorf("new stream: priority (%d, %v), want (3, true)", u, inc)
 	}
 	// "The urgency (u) parameter takes an integer between 0 and 7": larger
 	// values are clamped to the least urgent level.
-	st.SetPriority(200, true)
-	if u, inc := st.Priority(); u != 7 || !inc {
-		t.Errorf("SetPriority(200, true): priority (%d, %v), want (7, true)", u, inc)
+	st.SetPriority(200, false)
+	if u, inc := st.Priority(); u != 7 || inc {
+		t.Errorf("SetPriority(200, false): priority (%d, %v), want (7, false)", u, inc)
 	}
 	// The HTTP/3 code reaches it through an interface assertion.
 	var _ interface{ SetPriority(uint8, bool) } = st

@@ -140,7 +140,7 @@ func (ss *streamSet) isLocal(id uint64) bool { return (id&1 == 0) == ss.isClient
 
 func (ss *streamSet) newStream(id uint64) *Stream {
 	st := &Stream{s: ss.s, id: id}
-	st.prio.urgency = DefaultUrgency
+	st.prio.urgency, st.prio.incremental = DefaultUrgency, true // quic-go's round-robin until the application says otherwise
 	st.rcond.L = &ss.s.mu
 	st.wcond.L = &ss.s.mu
 	st.recv.init(ss.window)
