@@ -25,6 +25,9 @@ type tracer struct {
 	packetsLost uint64
 	lossRate    float64                         // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
 	lastRecv    time.Time                       // last packet received on the connection
+	lastData    time.Time                       // last packet received that carried STREAM or DATAGRAM frames (not a keep-alive or a bare ACK)
+	dataSince   time.Time                       // first packet with data of the current run (packets with data no more than activeWindow apart)
+	dataWake    bool                            // poke wake on the next packet with data (set by probeLocked when only data can change its view)
 	gap         time.Duration                   // EWMA (1/8) of the time between received packets (gaps of 1 s or more left out)
 	lastSent    qlog.PacketNumber               // largest 1-RTT packet number sent
 	lastLost    qlog.PacketNumber               // largest 1-RTT packet number declared lost
@@ -132,6 +135,15 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 			t.gap += (gap - t.gap) / 8
 		}
 		t.lastRecv = now
+		if carriesData(ev.Frames) {
+			if t.lastData.IsZero() || now.Sub(t.lastData) >= activeWindow {
+				t.dataSince = now
+			}
+			t.lastData = now
+			if t.dataWake {
+				t.dataWake, wake = false, true
+			}
+		}
 	case qlog.PTOCountUpdated:
 		t.ptoCount = ev.PTOCount
 		wake = true
@@ -141,6 +153,19 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 	if wake && w != nil {
 		poke(w)
 	}
+}
+
+// carriesData reports whether a packet's frames include application data
+// (STREAM or DATAGRAM frames): what the peer sends because it has something
+// to say, unlike quic-go's keep-alive PINGs and bare ACKs.
+func carriesData(fs []qlog.Frame) bool {
+	for _, f := range fs {
+		switch f.Frame.(type) {
+		case *qlog.StreamFrame, *qlog.DatagramFrame:
+			return true
+		}
+	}
+	return false
 }
 
 // tracerKey carries a path's tracer in the context quic-go hands to

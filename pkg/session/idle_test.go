@@ -1,0 +1,137 @@
+package session
+
+import (
+	"io"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/emu"
+)
+
+// idleLink is the path of the idle tests: 50 Mbit/s, 10 ms RTT.
+var idleLink = emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
+
+// idleResult is what one end of an idle session did over the idle stretch.
+type idleResult struct {
+	sends   []sent
+	counts  map[byte]int
+	wakes   wakeCount
+	pktsIn  uint64 // QUIC packets (UDP datagrams) this end received over the stretch, all paths
+	pktsOut uint64 // QUIC packets this end sent
+}
+
+// idlePair opens a session pair over npaths emulated paths (virtual time),
+// runs one request/response on a stream it keeps open, waits settle for
+// the acknowledgements to finish, then records for idle what each end sends
+// and how often its loops wake. It returns the client's and the server's
+// figures.
+func idlePair(t *testing.T, c *capture, npaths int, settle, idle time.Duration) (cli, srv idleResult) {
+	synctest.Test(t, func(t *testing.T) {
+		specs := make([]emu.PathSpec, npaths)
+		for i := range specs {
+			specs[i] = emu.PathSpec{Up: idleLink, Down: idleLink}
+		}
+		tb := newTestbedOn(t, 1, nil, npaths > 1, specs...)
+		defer tb.close()
+		requestResponse(t, tb, 100, 1000)
+		time.Sleep(settle)
+
+		linkPkts := func() (up, down uint64) {
+			for _, l := range tb.topo.Links {
+				ab, ba := l.Stats()
+				up += ab.DeliveredPkts
+				down += ba.DeliveredPkts
+			}
+			return up, down
+		}
+		m := c.mark()
+		up0, down0 := linkPkts()
+		time.Sleep(idle)
+		up1, down1 := linkPkts()
+		for _, r := range []struct {
+			res     *idleResult
+			s       *Session
+			in, out uint64
+		}{{&cli, tb.cli, down1 - down0, up1 - up0}, {&srv, tb.srv, up1 - up0, down1 - down0}} {
+			*r.res = idleResult{sends: c.since(m, r.s), counts: c.counts(m, r.s), wakes: c.wakeups(m, r.s), pktsIn: r.in, pktsOut: r.out}
+		}
+	})
+	return cli, srv
+}
+
+// requestResponse sends a request of reqN bytes from the client on a new
+// stream, which the server answers with respN bytes; the stream stays open.
+func requestResponse(t *testing.T, tb *testbed, reqN, respN int) {
+	t.Helper()
+	st, err := tb.cli.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Write(make([]byte, reqN)); err != nil {
+		t.Fatal(err)
+	}
+	peer := accept(t, tb.srv, 10*time.Second)
+	if _, err := io.ReadFull(peer, make([]byte, reqN)); err != nil {
+		t.Fatalf("server read: %v", err)
+	}
+	if _, err := peer.Write(make([]byte, respN)); err != nil {
+		t.Fatal(err)
+	}
+	st.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(st, make([]byte, respN)); err != nil {
+		t.Fatalf("client read: %v", err)
+	}
+	st.SetReadDeadline(time.Time{})
+}
+
+// Issue 19, finding 4: "Idle is not idle. ... When no other path is
+// active, the probe deadline is already in the past, so the send loop
+// re-arms a 1 ms timer about 1,000 times a second. An idle server session
+// wakes 20 times a second", and What to build, item 5: "No timer fires
+// while idle beyond what the user configured (keep-alive, path probing)."
+//
+// A session pair, 1 and 2 paths, after one request/response on a stream
+// that stays open, is left alone for 10 virtual minutes: neither end sends
+// a single session datagram or segment (quic-go's keep-alive PINGs, every
+// 5 s per path, are QUIC's own and not seen here), and its loops wake only
+// for those keep-alives (a poke per acknowledged PING at most: each wake
+// needs a QUIC packet in) and for the server's IdleTimeout (5 minutes,
+// re-armed while a stream is open).
+func TestIdleSessionSendsNothing(t *testing.T) {
+	const idle = 10 * time.Minute
+	for _, npaths := range []int{1, 2} {
+		c := startCapture(t)
+		cli, srv := idlePair(t, c, npaths, 5*time.Second, idle)
+		for _, end := range []struct {
+			name string
+			r    idleResult
+		}{{"client", cli}, {"server", srv}} {
+			r := end.r
+			t.Logf("%d paths, %s, %v idle: sent %s; %v; QUIC packets in %d, out %d",
+				npaths, end.name, idle, formatCounts(r.counts), r.wakes, r.pktsIn, r.pktsOut)
+			if len(r.sends) > 0 {
+				t.Errorf("%d paths, %s: %d sends over %v idle, want none (%s); first ones:\n%s",
+					npaths, end.name, len(r.sends), idle, formatCounts(r.counts), formatSends(r.sends, 8))
+			}
+			// Every poke needs an event, and while idle the only events
+			// are QUIC packets coming in (acknowledgements of keep-alives).
+			if got := r.wakes[loopSend][wokePoked]; uint64(got) > r.pktsIn+2 {
+				t.Errorf("%d paths, %s: sendLoop poked %d times for %d QUIC packets in", npaths, end.name, got, r.pktsIn)
+			}
+			// Timer wake-ups: the server's IdleTimeout (DefaultIdleTimeout,
+			// 5 min) at most once per 5 minutes, nothing else.
+			if got := r.wakes[loopSend][wokeTimer]; got > int(idle/DefaultIdleTimeout)+1 {
+				t.Errorf("%d paths, %s: sendLoop's timer fired %d times in %v idle, want ≤ %d", npaths, end.name, got, idle, int(idle/DefaultIdleTimeout)+1)
+			}
+			if got := r.wakes[loopAck][wokePoked] + r.wakes[loopAck][wokeTimer]; got > 0 {
+				t.Errorf("%d paths, %s: ackLoop woke %d times in %v idle, want none", npaths, end.name, got, idle)
+			}
+			// quic-go's keep-alives: one PING per KeepAlivePeriod (5 s) and
+			// its ACK, per path, give or take; the session adds none.
+			if perPath := (r.pktsIn + r.pktsOut) / uint64(npaths); perPath > uint64(2*idle/(5*time.Second))+10 {
+				t.Errorf("%d paths, %s: %d QUIC packets per path in %v idle, more than keep-alives need", npaths, end.name, perPath, idle)
+			}
+		}
+	}
+}
