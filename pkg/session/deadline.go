@@ -17,13 +17,13 @@ import (
 type timerID uint8
 
 const (
-	timerPaths     timerID = iota // checkPathsLocked: path failure
-	timerTimeouts                 // timeoutsLocked: AckTimeout, IdleTimeout
-	timerSchedule                 // scheduleLocked: the scheduler's RetryAt, opportunistic reinjection
-	timerAckProbe                 // ackProbeLocked: AckReq (persist timer)
-	timerProbe                    // probeLocked: pings of silent paths
-	timerAck                      // the ack loop: delayed Acks
-	timerReport                   // the ack loop: receiver reports
+	timerPaths    timerID = iota // checkPathsLocked: path failure
+	timerTimeouts                // timeoutsLocked: AckTimeout, IdleTimeout
+	timerSchedule                // scheduleLocked: the scheduler's RetryAt, opportunistic reinjection
+	timerAckProbe                // ackProbeLocked: AckReq (persist timer)
+	timerProbe                   // probeLocked: pings of silent paths
+	timerAck                     // the ack loop: delayed Acks
+	timerReport                  // the ack loop: receiver reports
 	numTimers
 )
 
