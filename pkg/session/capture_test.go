@@ -216,3 +216,24 @@ func formatSends(xs []sent, max int) string {
 	}
 	return b.String()
 }
+
+// pastDeadlineCounts snapshots pastDeadlines.
+func pastDeadlineCounts() (n [numTimers]uint64) {
+	for i := range n {
+		n[i] = pastDeadlines[i].Load()
+	}
+	return n
+}
+
+// wantNoPastDeadlines fails the test if a loop refused a deadline at or
+// before its now since before was taken: the timer function that returned
+// it has a bug (deadline.go).
+func wantNoPastDeadlines(t testing.TB, before [numTimers]uint64) {
+	t.Helper()
+	after := pastDeadlineCounts()
+	for i := range after {
+		if d := after[i] - before[i]; d > 0 {
+			t.Errorf("timer function %d returned %d deadlines at or before its now", i, d)
+		}
+	}
+}

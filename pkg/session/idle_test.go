@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/emu"
+	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
 // idleLink is the path of the idle tests: 50 Mbit/s, 10 ms RTT.
@@ -19,6 +20,8 @@ type idleResult struct {
 	wakes   wakeCount
 	pktsIn  uint64 // QUIC packets (UDP datagrams) this end received over the stretch, all paths
 	pktsOut uint64 // QUIC packets this end sent
+	rejoins uint64 // Stats().Rejoins at the end (the whole session)
+	pings   uint64 // Stats().Pings at the end (the whole session)
 }
 
 // idlePair opens a session pair over npaths emulated paths (virtual time),
@@ -54,7 +57,9 @@ func idlePair(t *testing.T, c *capture, npaths int, settle, idle time.Duration) 
 			s       *Session
 			in, out uint64
 		}{{&cli, tb.cli, down1 - down0, up1 - up0}, {&srv, tb.srv, up1 - up0, down1 - down0}} {
-			*r.res = idleResult{sends: c.since(m, r.s), counts: c.counts(m, r.s), wakes: c.wakeups(m, r.s), pktsIn: r.in, pktsOut: r.out}
+			st := r.s.Stats()
+			*r.res = idleResult{sends: c.since(m, r.s), counts: c.counts(m, r.s), wakes: c.wakeups(m, r.s), pktsIn: r.in, pktsOut: r.out,
+				rejoins: st.Rejoins, pings: st.Pings}
 		}
 	})
 	return cli, srv
@@ -100,6 +105,7 @@ func requestResponse(t *testing.T, tb *testbed, reqN, respN int) {
 // re-armed while a stream is open).
 func TestIdleSessionSendsNothing(t *testing.T) {
 	const idle = 10 * time.Minute
+	defer wantNoPastDeadlines(t, pastDeadlineCounts())
 	for _, npaths := range []int{1, 2} {
 		c := startCapture(t)
 		cli, srv := idlePair(t, c, npaths, 5*time.Second, idle)
@@ -113,6 +119,9 @@ func TestIdleSessionSendsNothing(t *testing.T) {
 			if len(r.sends) > 0 {
 				t.Errorf("%d paths, %s: %d sends over %v idle, want none (%s); first ones:\n%s",
 					npaths, end.name, len(r.sends), idle, formatCounts(r.counts), formatSends(r.sends, 8))
+			}
+			if r.rejoins > 0 || r.pings > 0 {
+				t.Errorf("%d paths, %s: %d pings and %d rejoins over the session's life, want none", npaths, end.name, r.pings, r.rejoins)
 			}
 			// Every poke needs an event, and while idle the only events
 			// are QUIC packets coming in (acknowledgements of keep-alives).
@@ -134,4 +143,61 @@ func TestIdleSessionSendsNothing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Issue 19, finding 5: "The first segment after idle also sends an
+// AckReq, so every request/response exchange costs one datagram and one
+// Ack more than needed." What to build, item 5: "A request after idle
+// sends no AckReq it does not need."
+//
+// After a minute of idle, one request (100 bytes) and its response (1000
+// bytes) cost each end one segment and one Ack, plus the receiver report
+// of the interval in which the segment arrived; no AckReq (the Ack comes
+// within one RTT and AckDelay, well before the persist timer's 50 ms), and,
+// with 2 paths, no ping of the path that carried nothing.
+func TestRequestAfterIdleNoExtraDatagram(t *testing.T) {
+	defer wantNoPastDeadlines(t, pastDeadlineCounts())
+	for _, npaths := range []int{1, 2} {
+		c := startCapture(t)
+		synctest.Test(t, func(t *testing.T) {
+			specs := make([]emu.PathSpec, npaths)
+			for i := range specs {
+				specs[i] = emu.PathSpec{Up: idleLink, Down: idleLink}
+			}
+			tb := newTestbedOn(t, 1, nil, npaths > 1, specs...)
+			defer tb.close()
+			requestResponse(t, tb, 100, 1000)
+			time.Sleep(time.Minute)
+			m := c.mark()
+			requestResponse(t, tb, 100, 1000)
+			time.Sleep(5 * time.Second)
+			for _, end := range []struct {
+				name string
+				s    *Session
+			}{{"client", tb.cli}, {"server", tb.srv}} {
+				n := c.counts(m, end.s)
+				t.Logf("%d paths, %s: %s\n%s", npaths, end.name, formatCounts(n), formatSends(c.since(m, end.s), 20))
+				want := map[byte]int{wire.TypeSegment: 1, wire.TypeAck: 1, wire.TypeReport: 1}
+				for typ, k := range n {
+					if k > want[typ] {
+						t.Errorf("%d paths, %s: sent %d %s for one request/response after idle, want ≤ %d (all: %s)",
+							npaths, end.name, k, typeName(typ), want[typ], formatCounts(n))
+					}
+				}
+				if st := end.s.Stats(); st.Rejoins > 0 {
+					t.Errorf("%d paths, %s: %d paths joined again", npaths, end.name, st.Rejoins)
+				}
+			}
+		})
+	}
+}
+
+// The loops' timer functions never return a deadline at or before their
+// now (deadline.go: the loop would spin on it; issue 19, finding 4: "the
+// probe deadline is already in the past"), through a 2-path download with
+// a 5 s outage of one path, its recovery, and the idle time after it.
+func TestNoPastDeadlines(t *testing.T) {
+	before := pastDeadlineCounts()
+	handoffRun(t, 2*time.Second, 7*time.Second)
+	wantNoPastDeadlines(t, before)
 }

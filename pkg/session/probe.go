@@ -55,9 +55,9 @@ type probeState struct {
 //
 // A path is silent when nothing arrived on it for its silence time while
 // the peer kept sending data on another path, or when it failed. "Data"
-// is a packet with STREAM or DATAGRAM frames: quic-go's keep-alive PINGs
-// and bare ACKs show a connection alive, not a peer with something to
-// send. The silence counts from the later of the path's last packet and
+// is a packet with STREAM frames (segments): quic-go's keep-alive PINGs,
+// bare ACKs and the session's control datagrams show a connection alive,
+// not a peer with data to send. The silence counts from the later of the path's last packet and
 // the start of the other path's current run of data, and the other path
 // must still be receiving at the end (its last data less than half the
 // silence ago). So an idle session's paths are never silent, and neither

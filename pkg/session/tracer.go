@@ -25,7 +25,7 @@ type tracer struct {
 	packetsLost uint64
 	lossRate    float64                         // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
 	lastRecv    time.Time                       // last packet received on the connection
-	lastData    time.Time                       // last packet received that carried STREAM or DATAGRAM frames (not a keep-alive or a bare ACK)
+	lastData    time.Time                       // last packet received that carried STREAM frames (see carriesData)
 	dataSince   time.Time                       // first packet with data of the current run (packets with data no more than activeWindow apart)
 	dataWake    bool                            // poke wake on the next packet with data (set by probeLocked when only data can change its view)
 	gap         time.Duration                   // EWMA (1/8) of the time between received packets (gaps of 1 s or more left out)
@@ -155,13 +155,13 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 	}
 }
 
-// carriesData reports whether a packet's frames include application data
-// (STREAM or DATAGRAM frames): what the peer sends because it has something
-// to say, unlike quic-go's keep-alive PINGs and bare ACKs.
+// carriesData reports whether a packet's frames include STREAM frames: the
+// session's segments (and handshakes), which the peer sends because it has
+// data for this end. quic-go's keep-alive PINGs, bare ACKs and the
+// session's own control datagrams (Acks, reports, pings) do not count.
 func carriesData(fs []qlog.Frame) bool {
 	for _, f := range fs {
-		switch f.Frame.(type) {
-		case *qlog.StreamFrame, *qlog.DatagramFrame:
+		if _, ok := f.Frame.(*qlog.StreamFrame); ok {
 			return true
 		}
 	}
