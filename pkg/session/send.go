@@ -187,6 +187,9 @@ func (sn *sender) pathRemoved(slot int) {
 func (s *Session) sendLoop() {
 	timer := newStoppedTimer()
 	defer timer.Stop()
+	if s.onDone != nil {
+		defer s.onDone()
+	}
 	var pings, rejoins []*path
 	for {
 		select {

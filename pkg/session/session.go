@@ -337,6 +337,7 @@ type Session struct {
 	now        func() time.Time // the session's clock (time.Now; tests may inject another)
 	lastActive time.Time        // when a stream was last open or data in flight (IdleTimeout)
 	srcIP      string           // server side: the first path's source IP (Listener.perIP)
+	onDone     func()           // if set (before run), called once the session has ended, from its send loop (Listener.forget)
 
 	streams streamSet
 
