@@ -201,3 +201,32 @@ func TestNoPastDeadlines(t *testing.T) {
 	handoffRun(t, 2*time.Second, 7*time.Second)
 	wantNoPastDeadlines(t, before)
 }
+
+// Issue 19, finding 4, at the probe's timer function: "When no other path
+// is active, the probe deadline is already in the past". Two quiet paths
+// of a client: one receives a keep-alive (a packet without data). The
+// probe neither pings the other path nor returns a deadline at or before
+// now, at any time over the next minute: only data can make a quiet path
+// silent.
+func TestProbeQuietPathsNoDeadline(t *testing.T) {
+	c, _ := (&Config{}).withDefaults()
+	s, err := newSession(c, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	for slot := range 2 {
+		s.slots[slot] = &path{slot: slot, tr: &tracer{srtt: 10 * time.Millisecond, lastRecv: t0}, qtr: newTransportStub()}
+	}
+	s.slots[1].tr.lastRecv = t0.Add(5 * time.Second) // a keep-alive on path 1, 5 s later
+	for at := 5 * time.Second; at < time.Minute; at += 10 * time.Millisecond {
+		now := t0.Add(at)
+		ping, rejoin, next := s.probeLocked(now, nil, nil)
+		if len(ping) > 0 || len(rejoin) > 0 {
+			t.Fatalf("at %v: pinged %d and rejoined %d quiet paths", at, len(ping), len(rejoin))
+		}
+		if !next.IsZero() && !next.After(now) {
+			t.Fatalf("at %v: deadline %v is not after now", at, next.Sub(t0))
+		}
+	}
+}
