@@ -87,7 +87,7 @@ type Config struct {
 	StreamWindow    int                    // initial receive window of each stream, bytes (≤ RecvWindow; auto-tuned up to MaxStreamWindow)
 	MaxStreamWindow int                    // largest receive window of one stream, bytes (0: RecvWindow)
 	AckDelay        time.Duration          // longest wait before acknowledging received segments
-	ReportInterval  time.Duration          // receiver report period; negative disables reports
+	ReportInterval  time.Duration          // receiver report period; negative disables reports; an interval in which nothing arrived is not reported
 	SeriesInterval  time.Duration          // sampling step of the metrics time series
 	FailureTimeout  time.Duration          // floor of the no-progress time before a path is potentially failed
 	CloseTimeout    time.Duration          // longest graceful Close waits without acknowledgement progress
