@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +73,45 @@ func (u idleUsage) sub(v idleUsage) idleUsage {
 func (u idleUsage) String(d time.Duration) string {
 	return fmt.Sprintf("CPU %v (%.3f%% of a core), %.1f voluntary context switches/s, %.1f thread runs/s",
 		u.cpu.Round(time.Microsecond), 100*u.cpu.Seconds()/d.Seconds(), float64(u.nvcsw)/d.Seconds(), float64(u.slices)/d.Seconds())
+}
+
+// goroutinesByFunc counts the process's goroutines by the first function
+// of their stack outside the runtime and the standard library's sync and
+// select machinery, one line per function.
+func goroutinesByFunc() string {
+	var b strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&b, 1)
+	counts := map[string]int{}
+	for _, group := range strings.Split(b.String(), "\n\n") {
+		lines := strings.Split(strings.TrimSpace(group), "\n")
+		if strings.HasPrefix(lines[0], "goroutine profile") {
+			lines = lines[1:]
+		}
+		n := 0
+		if _, err := fmt.Sscanf(lines[0], "%d @", &n); err != nil {
+			continue
+		}
+		for _, l := range lines[1:] {
+			fs := strings.Fields(l)
+			if len(fs) < 3 || fs[0] != "#" {
+				continue
+			}
+			fn := fs[2]
+			if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "sync.") || strings.HasPrefix(fn, "internal/") ||
+				strings.HasPrefix(fn, "time.") || strings.HasPrefix(fn, "net.") || strings.HasPrefix(fn, "syscall.") ||
+				strings.HasPrefix(fn, "os.") || strings.HasPrefix(fn, "context.") {
+				continue
+			}
+			counts[fn] += n
+			break
+		}
+	}
+	var out []string
+	for fn, n := range counts {
+		out = append(out, fmt.Sprintf("  %4d %s", n, fn))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
 }
 
 func loadavg() string {
@@ -189,8 +230,9 @@ func TestIdleMeasure(t *testing.T) {
 		before := readUsage()
 		time.Sleep(idle)
 		used := readUsage().sub(before)
-		t.Logf("pair, %d paths, %v idle (load average %s): %s; goroutines: listener %d, client+server sessions %d (incl. this test's 2 server stream goroutines)",
+		t.Logf("pair, %d paths, %v idle (load average %s): %s; goroutines: listener %d, client+server sessions %d (incl. this test's AcceptStream loop)",
 			npaths, idle, loadavg(), used.String(idle), g1-g0, g2-g1)
+		t.Logf("goroutines of the process by function:\n%s", goroutinesByFunc())
 		cli.CloseWithError(nil)
 		ln.Close()
 		time.Sleep(200 * time.Millisecond)
@@ -226,7 +268,7 @@ func TestIdleMeasure(t *testing.T) {
 		}
 		go io.Copy(io.Discard, out)
 		time.Sleep(2 * time.Second)
-		g := runtime.NumGoroutine() - g0 - 2*n // less this test's 2 goroutines per session (serveOne)
+		g := runtime.NumGoroutine() - g0 - n // less this test's goroutine per session (serveOne's AcceptStream loop)
 		before := readUsage()
 		time.Sleep(idle)
 		used := readUsage().sub(before)
