@@ -214,12 +214,16 @@ func (s *Session) sendLoop() {
 			s.mu.Unlock()
 			return
 		}
+		s.setRoomWakes(true) // before the scheduler reads the windows
 		d.add(timerSchedule, s.scheduleLocked(now))
 		probe, probeNext := s.ackProbeLocked(now)
 		d.add(timerAckProbe, probeNext)
 		var pingNext time.Time
 		pings, rejoins, pingNext = s.probeLocked(now, pings[:0], rejoins[:0])
 		d.add(timerProbe, pingNext)
+		if s.drainedLocked() {
+			s.setRoomWakes(false)
+		}
 		s.mu.Unlock()
 		if probe != nil {
 			_ = probe.sendDatagram([]byte{wire.TypeAckReq})
