@@ -5,6 +5,7 @@ package session_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -238,17 +239,33 @@ func TestIdleMeasure(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	// A server with many sessions; the clients run in a child process.
+	// Last, the same with plain quic-go connections (one stream each, the
+	// same request/response), the yardstick for quic-go's own keep-alives.
 	n := envInt("MPQ_IDLE_SESSIONS", 1000)
-	for _, keepAlive := range []bool{true, false} {
+	for _, v := range []struct{ keepAlive, plain bool }{{true, false}, {false, false}, {true, true}} {
+		keepAlive := v.keepAlive
 		g0 := runtime.NumGoroutine()
-		ln, err := session.Listen(loopUDP(t), pair.Server, measureCfg(keepAlive))
-		if err != nil {
-			t.Fatal(err)
+		var addr net.Addr
+		var closeLn func()
+		if v.plain {
+			tr := &quic.Transport{Conn: loopUDP(t)}
+			qln, err := tr.Listen(plainTLS(pair.Server), &quic.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			go servePlain(qln)
+			addr, closeLn = qln.Addr(), func() { qln.Close(); tr.Close(); tr.Conn.Close() }
+		} else {
+			ln, err := session.Listen(loopUDP(t), pair.Server, measureCfg(keepAlive))
+			if err != nil {
+				t.Fatal(err)
+			}
+			go serveOne(ln)
+			addr, closeLn = ln.Addr(), func() { ln.Close() }
 		}
-		go serveOne(ln)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestIdleMeasureClients$", "-test.v")
-		cmd.Env = append(os.Environ(), "MPQ_IDLE_CLIENT_ADDR="+ln.Addr().String(), "MPQ_IDLE_SESSIONS="+strconv.Itoa(n),
-			"MPQ_IDLE_KEEPALIVE="+strconv.FormatBool(keepAlive))
+		cmd.Env = append(os.Environ(), "MPQ_IDLE_CLIENT_ADDR="+addr.String(), "MPQ_IDLE_SESSIONS="+strconv.Itoa(n),
+			"MPQ_IDLE_KEEPALIVE="+strconv.FormatBool(keepAlive), "MPQ_IDLE_PLAIN="+strconv.FormatBool(v.plain))
 		stdin, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()
 		cmd.Stderr = os.Stderr
@@ -268,15 +285,22 @@ func TestIdleMeasure(t *testing.T) {
 		}
 		go io.Copy(io.Discard, out)
 		time.Sleep(2 * time.Second)
-		g := runtime.NumGoroutine() - g0 - n // less this test's goroutine per session (serveOne's AcceptStream loop)
+		g := runtime.NumGoroutine() - g0
+		if !v.plain {
+			g -= n // less this test's goroutine per session (serveOne's AcceptStream loop)
+		}
 		before := readUsage()
 		time.Sleep(idle)
 		used := readUsage().sub(before)
-		t.Logf("server, %d idle sessions, keep-alive %v, %v idle (load average %s): %s; %.2f goroutines per session (listener included); client: %s",
-			n, keepAlive, idle, loadavg(), used.String(idle), float64(g)/float64(n), strings.TrimSpace(ready[strings.Index(ready, "READY")+5:]))
+		what := "server"
+		if v.plain {
+			what = "plain quic-go server"
+		}
+		t.Logf("%s, %d idle sessions, keep-alive %v, %v idle (load average %s): %s; %.2f goroutines per session (listener included); client: %s",
+			what, n, keepAlive, idle, loadavg(), used.String(idle), float64(g)/float64(n), strings.TrimSpace(ready[strings.Index(ready, "READY")+5:]))
 		stdin.Close()
 		cmd.Wait()
-		ln.Close()
+		closeLn()
 	}
 }
 
@@ -299,9 +323,13 @@ func TestIdleMeasureClients(t *testing.T) {
 	pair.Client.InsecureSkipVerify = true
 	n := envInt("MPQ_IDLE_SESSIONS", 1000)
 	cfg := measureCfg(os.Getenv("MPQ_IDLE_KEEPALIVE") == "true")
+	dial := func() (io.Closer, error) { return idleClient(pair, ua, 1, cfg) }
+	if os.Getenv("MPQ_IDLE_PLAIN") == "true" {
+		dial = func() (io.Closer, error) { return plainClient(pair, ua) }
+	}
 	g0 := runtime.NumGoroutine()
 	var mu sync.Mutex
-	var ss []*session.Session
+	var ss []io.Closer
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
 	fails := 0
@@ -311,10 +339,10 @@ func TestIdleMeasureClients(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			s, err := idleClient(pair, ua, 1, cfg)
+			s, err := dial()
 			mu.Lock()
 			defer mu.Unlock()
-			if s != nil {
+			if s != nil && !isNilCloser(s) {
 				ss = append(ss, s)
 			}
 			if err != nil {
@@ -328,6 +356,78 @@ func TestIdleMeasureClients(t *testing.T) {
 	fmt.Printf("READY %d sessions (%d failed), %.2f goroutines per client session\n", len(ss), fails, float64(g)/float64(max(len(ss), 1)))
 	io.Copy(io.Discard, os.Stdin)
 	for _, s := range ss {
-		s.CloseWithError(nil)
+		s.Close()
 	}
+}
+
+// isNilCloser reports whether c holds a nil *session.Session.
+func isNilCloser(c io.Closer) bool {
+	s, ok := c.(*session.Session)
+	return ok && s == nil
+}
+
+// plainTLS is c for the plain quic-go measurement (its own ALPN).
+func plainTLS(c *tls.Config) *tls.Config {
+	c = c.Clone()
+	c.NextProtos = []string{"idle"}
+	return c
+}
+
+// servePlain answers every connection of ln as serveOne does.
+func servePlain(ln *quic.Listener) {
+	for {
+		c, err := ln.Accept(context.Background())
+		if err != nil {
+			return
+		}
+		go func() {
+			st, err := c.AcceptStream(context.Background())
+			if err != nil {
+				return
+			}
+			if _, err := io.ReadFull(st, make([]byte, 100)); err == nil {
+				st.Write(make([]byte, 1000))
+			}
+		}()
+	}
+}
+
+// plainConn is a plain quic-go client connection and its transport.
+type plainConn struct {
+	tr *quic.Transport
+	c  *quic.Conn
+}
+
+func (p *plainConn) Close() error {
+	p.c.CloseWithError(0, "")
+	p.tr.Close()
+	return p.tr.Conn.Close()
+}
+
+// plainClient dials a plain quic-go connection (its own socket and
+// transport, as a session's path has) and runs one request/response on a
+// stream it keeps open.
+func plainClient(pair *certs.Pair, addr net.Addr) (io.Closer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, err
+	}
+	tr := &quic.Transport{Conn: pc}
+	c, err := tr.Dial(ctx, addr, plainTLS(pair.Client), &quic.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 5 * time.Second})
+	if err != nil {
+		tr.Close()
+		pc.Close()
+		return nil, err
+	}
+	p := &plainConn{tr, c}
+	st, err := c.OpenStream()
+	if err != nil {
+		return p, err
+	}
+	st.Write(make([]byte, 100))
+	st.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = io.ReadFull(st, make([]byte, 1000))
+	return p, err
 }
