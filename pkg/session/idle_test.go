@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"io"
 	"testing"
 	"testing/synctest"
@@ -106,40 +107,44 @@ func TestIdleSessionSendsNothing(t *testing.T) {
 	const idle = 10 * time.Minute
 	defer wantNoPastDeadlines(t, pastDeadlineCounts())
 	for _, npaths := range []int{1, 2} {
-		c := startCapture(t)
-		cli, srv := idlePair(t, c, npaths, 5*time.Second, idle)
-		for _, end := range []struct {
-			name string
-			r    idleResult
-		}{{"client", cli}, {"server", srv}} {
-			r := end.r
-			t.Logf("%d paths, %s, %v idle: sent %s; %v; QUIC packets in %d, out %d",
-				npaths, end.name, idle, formatCounts(r.counts), r.wakes, r.pktsIn, r.pktsOut)
-			if len(r.sends) > 0 {
-				t.Errorf("%d paths, %s: %d sends over %v idle, want none (%s); first ones:\n%s",
-					npaths, end.name, len(r.sends), idle, formatCounts(r.counts), formatSends(r.sends, 8))
-			}
-			if r.rejoins > 0 || r.pings > 0 {
-				t.Errorf("%d paths, %s: %d pings and %d rejoins over the session's life, want none", npaths, end.name, r.pings, r.rejoins)
-			}
-			// Nothing pokes an idle loop: not the ACKs of quic-go's
-			// keep-alives (setRoomWakes), not its PINGs (no data).
-			if got := r.wakes[loopSend][wokePoked]; got > 0 {
-				t.Errorf("%d paths, %s: sendLoop poked %d times in %v idle (%d QUIC packets in), want none", npaths, end.name, got, idle, r.pktsIn)
-			}
-			// Timer wake-ups: the server's IdleTimeout (DefaultIdleTimeout,
-			// 5 min) at most once per 5 minutes, nothing else.
-			if got := r.wakes[loopSend][wokeTimer]; got > int(idle/DefaultIdleTimeout)+1 {
-				t.Errorf("%d paths, %s: sendLoop's timer fired %d times in %v idle, want ≤ %d", npaths, end.name, got, idle, int(idle/DefaultIdleTimeout)+1)
-			}
-			if got := r.wakes[loopAck][wokePoked] + r.wakes[loopAck][wokeTimer]; got > 0 {
-				t.Errorf("%d paths, %s: ackLoop woke %d times in %v idle, want none", npaths, end.name, got, idle)
-			}
-			// quic-go's keep-alives: one PING per KeepAlivePeriod (5 s) and
-			// its ACK, per path, give or take; the session adds none.
-			if perPath := (r.pktsIn + r.pktsOut) / uint64(npaths); perPath > uint64(2*idle/(5*time.Second))+10 {
-				t.Errorf("%d paths, %s: %d QUIC packets per path in %v idle, more than keep-alives need", npaths, end.name, perPath, idle)
-			}
+		t.Run(fmt.Sprintf("%dpaths", npaths), func(t *testing.T) { idleSendsNothing(t, npaths, idle) })
+	}
+}
+
+func idleSendsNothing(t *testing.T, npaths int, idle time.Duration) {
+	c := startCapture(t)
+	cli, srv := idlePair(t, c, npaths, 5*time.Second, idle)
+	for _, end := range []struct {
+		name string
+		r    idleResult
+	}{{"client", cli}, {"server", srv}} {
+		r := end.r
+		t.Logf("%d paths, %s, %v idle: sent %s; %v; QUIC packets in %d, out %d",
+			npaths, end.name, idle, formatCounts(r.counts), r.wakes, r.pktsIn, r.pktsOut)
+		if len(r.sends) > 0 {
+			t.Errorf("%d paths, %s: %d sends over %v idle, want none (%s); first ones:\n%s",
+				npaths, end.name, len(r.sends), idle, formatCounts(r.counts), formatSends(r.sends, 8))
+		}
+		if r.rejoins > 0 || r.pings > 0 {
+			t.Errorf("%d paths, %s: %d pings and %d rejoins over the session's life, want none", npaths, end.name, r.pings, r.rejoins)
+		}
+		// Nothing pokes an idle loop: not the ACKs of quic-go's
+		// keep-alives (setRoomWakes), not its PINGs (no data).
+		if got := r.wakes[loopSend][wokePoked]; got > 0 {
+			t.Errorf("%d paths, %s: sendLoop poked %d times in %v idle (%d QUIC packets in), want none", npaths, end.name, got, idle, r.pktsIn)
+		}
+		// Timer wake-ups: the server's IdleTimeout (DefaultIdleTimeout,
+		// 5 min) at most once per 5 minutes, nothing else.
+		if got := r.wakes[loopSend][wokeTimer]; got > int(idle/DefaultIdleTimeout)+1 {
+			t.Errorf("%d paths, %s: sendLoop's timer fired %d times in %v idle, want ≤ %d", npaths, end.name, got, idle, int(idle/DefaultIdleTimeout)+1)
+		}
+		if got := r.wakes[loopAck][wokePoked] + r.wakes[loopAck][wokeTimer]; got > 0 {
+			t.Errorf("%d paths, %s: ackLoop woke %d times in %v idle, want none", npaths, end.name, got, idle)
+		}
+		// quic-go's keep-alives: one PING per KeepAlivePeriod (5 s) and
+		// its ACK, per path, give or take; the session adds none.
+		if perPath := (r.pktsIn + r.pktsOut) / uint64(npaths); perPath > uint64(2*idle/(5*time.Second))+10 {
+			t.Errorf("%d paths, %s: %d QUIC packets per path in %v idle, more than keep-alives need", npaths, end.name, perPath, idle)
 		}
 	}
 }
@@ -157,38 +162,42 @@ func TestIdleSessionSendsNothing(t *testing.T) {
 func TestRequestAfterIdleNoExtraDatagram(t *testing.T) {
 	defer wantNoPastDeadlines(t, pastDeadlineCounts())
 	for _, npaths := range []int{1, 2} {
-		c := startCapture(t)
-		synctest.Test(t, func(t *testing.T) {
-			specs := make([]emu.PathSpec, npaths)
-			for i := range specs {
-				specs[i] = emu.PathSpec{Up: idleLink, Down: idleLink}
-			}
-			tb := newTestbedOn(t, 1, nil, npaths > 1, specs...)
-			defer tb.close()
-			requestResponse(t, tb, 100, 1000)
-			time.Sleep(time.Minute)
-			m := c.mark()
-			requestResponse(t, tb, 100, 1000)
-			time.Sleep(5 * time.Second)
-			for _, end := range []struct {
-				name string
-				s    *Session
-			}{{"client", tb.cli}, {"server", tb.srv}} {
-				n := c.counts(m, end.s)
-				t.Logf("%d paths, %s: %s\n%s", npaths, end.name, formatCounts(n), formatSends(c.since(m, end.s), 20))
-				want := map[byte]int{wire.TypeSegment: 1, wire.TypeAck: 1, wire.TypeReport: 1}
-				for typ, k := range n {
-					if k > want[typ] {
-						t.Errorf("%d paths, %s: sent %d %s for one request/response after idle, want ≤ %d (all: %s)",
-							npaths, end.name, k, typeName(typ), want[typ], formatCounts(n))
-					}
-				}
-				if st := end.s.Stats(); st.Rejoins > 0 {
-					t.Errorf("%d paths, %s: %d paths joined again", npaths, end.name, st.Rejoins)
-				}
-			}
-		})
+		t.Run(fmt.Sprintf("%dpaths", npaths), func(t *testing.T) { requestAfterIdle(t, npaths) })
 	}
+}
+
+func requestAfterIdle(t *testing.T, npaths int) {
+	c := startCapture(t)
+	synctest.Test(t, func(t *testing.T) {
+		specs := make([]emu.PathSpec, npaths)
+		for i := range specs {
+			specs[i] = emu.PathSpec{Up: idleLink, Down: idleLink}
+		}
+		tb := newTestbedOn(t, 1, nil, npaths > 1, specs...)
+		defer tb.close()
+		requestResponse(t, tb, 100, 1000)
+		time.Sleep(time.Minute)
+		m := c.mark()
+		requestResponse(t, tb, 100, 1000)
+		time.Sleep(5 * time.Second)
+		for _, end := range []struct {
+			name string
+			s    *Session
+		}{{"client", tb.cli}, {"server", tb.srv}} {
+			n := c.counts(m, end.s)
+			t.Logf("%d paths, %s: %s\n%s", npaths, end.name, formatCounts(n), formatSends(c.since(m, end.s), 20))
+			want := map[byte]int{wire.TypeSegment: 1, wire.TypeAck: 1, wire.TypeReport: 1}
+			for typ, k := range n {
+				if k > want[typ] {
+					t.Errorf("%d paths, %s: sent %d %s for one request/response after idle, want ≤ %d (all: %s)",
+						npaths, end.name, k, typeName(typ), want[typ], formatCounts(n))
+				}
+			}
+			if st := end.s.Stats(); st.Rejoins > 0 {
+				t.Errorf("%d paths, %s: %d paths joined again", npaths, end.name, st.Rejoins)
+			}
+		}
+	})
 }
 
 // The loops' timer functions never return a deadline at or before their
