@@ -329,17 +329,8 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		return
 	}
 	if first {
+		s.onDone = func() { l.forget(s) } // no goroutine per session to wait for its end
 		s.run()
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			select {
-			case <-s.Done():
-			case <-l.done:
-				return
-			}
-			l.forget(s)
-		}()
 		select {
 		case l.acceptQ <- s:
 		case <-l.done:

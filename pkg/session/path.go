@@ -176,6 +176,7 @@ func (s *Session) writeLoop(p *path) {
 
 		var err error
 		if len(buf) > 0 {
+			s.tapSegments(p, buf)
 			_, err = p.out.Write(buf)
 		}
 
@@ -290,7 +291,7 @@ func (s *Session) attach(p *path) error {
 	p.slot = slot
 	p.notify = make(chan struct{}, 1)
 	p.window.init()
-	p.sendDatagram = p.conn.SendDatagram
+	p.sendDatagram = s.tapDatagrams(p, p.conn.SendDatagram)
 	if wrapDatagram != nil {
 		p.sendDatagram = wrapDatagram(s, p.sendDatagram)
 	}

@@ -34,7 +34,13 @@ func (s *Session) ackProbeLocked(now time.Time) (*path, time.Time) {
 			}
 		}
 		sn.probeBackoff = max(minProbe, 2*srtt+s.cfg.AckDelay)
-		sn.probeAt = max2(sn.lastAck, now.Add(-sn.probeBackoff)).Add(sn.probeBackoff)
+		// An Ack is overdue one backoff after the later of the last Ack and
+		// the last progress (progressAt: the first send after nothing was
+		// in flight, or the last acknowledgement). After an idle spell the
+		// last Ack is old, but the data just sent is not: counting from the
+		// last Ack alone made the first segment after idle ask for an Ack
+		// at once (issue 19, finding 5).
+		sn.probeAt = max2(sn.lastAck, sn.progressAt, now.Add(-sn.probeBackoff)).Add(sn.probeBackoff)
 	}
 	if now.Before(sn.probeAt) {
 		return nil, sn.probeAt
@@ -53,10 +59,12 @@ func sooner(a, b time.Time) time.Time {
 	return a
 }
 
-// max2 is the later of two times.
-func max2(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+// max2 is the latest of its times.
+func max2(a time.Time, bs ...time.Time) time.Time {
+	for _, b := range bs {
+		if b.After(a) {
+			a = b
+		}
 	}
-	return b
+	return a
 }

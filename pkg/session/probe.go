@@ -50,27 +50,46 @@ type probeState struct {
 }
 
 // probeLocked updates every path's probing state at now. It returns the
-// paths to ping, the paths to join again, and when to look next.
+// paths to ping, the paths to join again, and its next deadline: the zero
+// time if only an event can change anything, else a time after now.
+//
+// A path is silent when nothing arrived on it for its silence time while
+// the peer kept sending data on another path, or when it failed. "Data"
+// is a packet with STREAM frames (segments): quic-go's keep-alive PINGs,
+// bare ACKs and the session's control datagrams show a connection alive,
+// not a peer with data to send. The silence counts from the later of the path's last packet and
+// the start of the other path's current run of data, and the other path
+// must still be receiving at the end (its last data less than half the
+// silence ago). So an idle session's paths are never silent, and neither
+// is a path that stayed quiet during one short response on another: were
+// it otherwise, the first packet after an idle spell would make every
+// other path "silent since the idle spell began", and the answer to its
+// ping would join it again after "an outage" of that length.
+//
+// Where only new data can change the verdict (no other path receives
+// data, or its last data is not recent enough), there is no deadline: the
+// other paths' tracers poke the send loop at their next packet with data
+// (tracer.dataWake). A failure is seen by checkPathsLocked on the same
+// pass.
 func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*path, time.Time) {
 	var next time.Time
 	if !s.isClient {
 		return ping, rejoin, next
 	}
 	type seen struct {
-		last      time.Time
-		srtt, gap time.Duration
+		last, data, since time.Time
+		srtt, gap         time.Duration
 	}
 	var view [len(s.slots)]seen
-	var newest time.Time // the latest packet on any path
 	for i, p := range s.slots {
 		if p == nil {
 			continue
 		}
 		p.tr.mu.Lock()
-		view[i] = seen{p.tr.lastRecv, p.tr.srtt, p.tr.gap}
+		view[i] = seen{p.tr.lastRecv, p.tr.lastData, p.tr.dataSince, p.tr.srtt, p.tr.gap}
 		p.tr.mu.Unlock()
-		newest = max2(newest, view[i].last)
 	}
+	var wakeOn uint64 // slots whose next packet with data must poke the loop
 	for i, p := range s.slots {
 		if p == nil || p.qtr == nil || view[i].last.IsZero() {
 			continue
@@ -90,13 +109,40 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 			}
 			continue
 		}
-		othersActive := now.Sub(newest) < activeWindow && newest.After(last)
 		if ps.silentFrom.IsZero() {
-			if now.Sub(last) >= silence && (othersActive || p.failed) {
-				ps.silentFrom = last
-			} else {
-				next = sooner(next, last.Add(silence))
+			// from: when the silence began to count (zero: it does not).
+			var from time.Time
+			ongoing := false // another path received data within activeWindow
+			for j := range view {
+				if j == i || s.slots[j] == nil || view[j].data.IsZero() {
+					continue
+				}
+				q := &view[j]
+				ongoing = ongoing || now.Sub(q.data) < activeWindow
+				if q.data.After(last) && now.Sub(q.data) < silence/2 {
+					if f := max2(last, q.since); from.IsZero() || f.Before(from) {
+						from = f
+					}
+				}
+			}
+			switch {
+			case now.Sub(last) < silence:
+				if ongoing {
+					next = sooner(next, last.Add(silence)) // after now
+				} else {
+					wakeOn |= ^(1 << uint(i)) // only data elsewhere can start the silence
+				}
 				continue
+			case p.failed:
+				ps.silentFrom = last
+			case from.IsZero():
+				wakeOn |= ^(1 << uint(i))
+				continue
+			case now.Sub(from) < silence:
+				next = sooner(next, from.Add(silence)) // after now
+				continue
+			default:
+				ps.silentFrom = from
 			}
 		}
 		if ps.rejoining {
@@ -110,7 +156,14 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 			ping = append(ping, p)
 			p.probe.report = true
 		}
-		next = sooner(next, ps.lastPing.Add(every))
+		next = sooner(next, ps.lastPing.Add(every)) // after now: lastPing is now or less than every ago
+	}
+	for i, p := range s.slots {
+		if p != nil && wakeOn&(1<<uint(i)) != 0 {
+			p.tr.mu.Lock()
+			p.tr.dataWake = true
+			p.tr.mu.Unlock()
+		}
 	}
 	return ping, rejoin, next
 }

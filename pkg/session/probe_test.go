@@ -26,7 +26,7 @@ func TestProbeSilentPath(t *testing.T) {
 	a, b := mk(0), mk(1)
 	b.id = 1
 	a.qtr, b.qtr = newTransportStub(), newTransportStub()
-	recv := func(p *path, at time.Duration) { p.tr.lastRecv = t0.Add(at) }
+	recv := func(p *path, at time.Duration) { p.tr.lastRecv, p.tr.lastData = t0.Add(at), t0.Add(at) }
 	type step struct {
 		at         time.Duration
 		aRecv      time.Duration // if non-zero, a packet on a at this time

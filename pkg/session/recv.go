@@ -36,6 +36,7 @@ type receiver struct {
 	repOOO      uint64
 	repHoL      time.Duration
 	repDupBytes uint64
+	repArmed    bool // the ack loop saw something received in this interval (reportDueLocked)
 
 	// series
 	nextSample  time.Time     // end of the series step in progress
@@ -78,6 +79,7 @@ func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time
 	if s.closed {
 		return nil
 	}
+	s.sample(now, false) // close the series steps that ended before this segment (stats.go)
 	r := &s.rcv
 	n := uint64(len(seg.Payload))
 	p.recvBytes += n
@@ -235,9 +237,11 @@ func (s *Session) ackPathLocked() *path {
 	return recent
 }
 
-// ackLoop sends Acks when due and receiver reports every ReportInterval.
+// ackLoop sends Acks when due, and a receiver report at the end of every
+// ReportInterval in which something was received (reportDueLocked). With
+// no Ack pending and nothing received, it sleeps without a timer.
 func (s *Session) ackLoop() {
-	timer := time.NewTimer(time.Hour)
+	timer := newStoppedTimer()
 	defer timer.Stop()
 	var a wire.Ack
 	var rep wire.Report
@@ -245,12 +249,15 @@ func (s *Session) ackLoop() {
 	for {
 		select {
 		case <-s.ackWake:
+			s.woke(loopAck, wokePoked)
 		case <-timer.C:
+			s.woke(loopAck, wokeTimer)
 		case <-s.done:
 			return
 		}
 		s.mu.Lock()
-		now := s.now() // under the lock: no event of the state read below is later
+		d := deadline{now: s.now()} // under the lock: no event of the state read below is later
+		now := d.now
 		if s.closed {
 			s.mu.Unlock()
 			return
@@ -262,15 +269,15 @@ func (s *Session) ackLoop() {
 			buf = s.buildAckLocked(buf[:0], &a)
 			ack = buf
 		}
-		if s.cfg.ReportInterval > 0 && now.Sub(r.repStart) >= s.cfg.ReportInterval && r.delivered > 0 {
+		d.add(timerAck, r.ackDue)
+		due, next := s.reportDueLocked(now)
+		if due {
 			report = wire.AppendReport(nil, s.reportLocked(now, &rep))
+			_, next = s.reportDueLocked(now) // the interval that begins now
 		}
+		d.add(timerReport, next)
 		if ack != nil || report != nil {
 			p = s.ackPathLocked()
-		}
-		next := r.ackDue
-		if s.cfg.ReportInterval > 0 && r.delivered > 0 {
-			next = sooner(next, r.repStart.Add(s.cfg.ReportInterval))
 		}
 		s.mu.Unlock()
 		if p != nil {
@@ -281,10 +288,47 @@ func (s *Session) ackLoop() {
 				_ = p.sendDatagram(report)
 			}
 		}
-		if !next.IsZero() {
-			timer.Reset(max(next.Sub(s.now()), 100*time.Microsecond))
+		d.arm(timer, s.now())
+	}
+}
+
+// reportDueLocked is the receiver reports' timer function: whether a
+// report is due at now, and when the next one will be (zero: none until
+// something arrives).
+//
+// A report covers one ReportInterval in which segments arrived, or in
+// which data waited for a missing segment (its head-of-line time is the
+// news). An interval in which neither happened is not reported, and no
+// timer runs while nothing arrives: an idle session sends no reports. The
+// interval that follows an idle one starts at the ack loop's first wake-up
+// after data came back (the first segment pokes it at once), not at the
+// last report, so that its goodput is not averaged over the idle time.
+func (s *Session) reportDueLocked(now time.Time) (due bool, next time.Time) {
+	r := &s.rcv
+	iv := s.cfg.ReportInterval
+	if iv <= 0 {
+		return false, time.Time{}
+	}
+	active := r.repGoodput > 0 || r.repDupBytes > 0 || r.repOOO > 0 || !r.holStart.IsZero()
+	if !active {
+		r.repArmed = false
+		return false, time.Time{}
+	}
+	if !r.repArmed {
+		// The first wake-up of this interval with something received:
+		// if the interval began more than one report ago, nothing was
+		// received in between, so it begins now.
+		r.repArmed = true
+		if now.Sub(r.repStart) >= iv {
+			r.repStart = now
 		}
 	}
+	end := r.repStart.Add(iv)
+	if now.Before(end) {
+		return false, end
+	}
+	r.repArmed = false
+	return true, time.Time{} // call again after reportLocked for the next interval's deadline
 }
 
 // reportLocked fills rep with the receiver's measurements since the last

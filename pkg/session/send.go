@@ -184,41 +184,49 @@ func (sn *sender) pathRemoved(slot int) {
 	}
 }
 
-// sendLoop runs the scheduler whenever something changed.
+// sendLoop runs the scheduler whenever something changed, and the sender's
+// timer functions at their deadlines (deadline.go): an idle session's loop
+// sleeps without a timer.
 func (s *Session) sendLoop() {
-	timer := time.NewTimer(time.Hour)
+	timer := newStoppedTimer()
 	defer timer.Stop()
+	if s.onDone != nil {
+		defer s.onDone()
+	}
 	var pings, rejoins []*path
 	for {
 		select {
 		case <-s.wake:
+			s.woke(loopSend, wokePoked)
 		case <-timer.C:
+			s.woke(loopSend, wokeTimer)
 		case <-s.done:
 			return
 		}
-		now := s.now()
+		d := deadline{now: s.now()}
+		now := d.now
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			return
 		}
-		next := s.checkPathsLocked(now)
+		d.add(timerPaths, s.checkPathsLocked(now))
 		s.ccLossesLocked()
-		next = sooner(next, s.timeoutsLocked(now))
+		d.add(timerTimeouts, s.timeoutsLocked(now))
 		if s.closed {
 			s.mu.Unlock()
 			return
 		}
-		next = sooner(next, s.scheduleLocked(now))
+		s.setRoomWakes(true) // before the scheduler reads the windows
+		d.add(timerSchedule, s.scheduleLocked(now))
 		probe, probeNext := s.ackProbeLocked(now)
-		next = sooner(next, probeNext)
+		d.add(timerAckProbe, probeNext)
 		var pingNext time.Time
 		pings, rejoins, pingNext = s.probeLocked(now, pings[:0], rejoins[:0])
-		next = sooner(next, pingNext)
-		if s.rcv.delivered > 0 {
-			next = sooner(next, s.rcv.nextSample)
+		d.add(timerProbe, pingNext)
+		if s.drainedLocked() {
+			s.setRoomWakes(false)
 		}
-		s.sample(now, false)
 		s.mu.Unlock()
 		if probe != nil {
 			_ = probe.sendDatagram([]byte{wire.TypeAckReq})
@@ -231,9 +239,7 @@ func (s *Session) sendLoop() {
 			s.wg.Add(1)
 			go func() { defer s.wg.Done(); s.rejoinPath(p) }()
 		}
-		if !next.IsZero() {
-			timer.Reset(max(next.Sub(now), time.Millisecond))
-		}
+		d.arm(timer, s.now())
 	}
 }
 

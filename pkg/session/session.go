@@ -132,7 +132,7 @@ type Config struct {
 	StreamWindow    int                    // initial receive window of each stream, bytes (≤ MaxStreamWindow; auto-tuned up to MaxStreamWindow)
 	MaxStreamWindow int                    // largest receive window of one stream, bytes (≤ 2/3 of RecvWindow, the default: see maxStreamWindow)
 	AckDelay        time.Duration          // longest wait before acknowledging received segments
-	ReportInterval  time.Duration          // receiver report period; negative disables reports
+	ReportInterval  time.Duration          // receiver report period; negative disables reports; an interval in which nothing arrived is not reported
 	SeriesInterval  time.Duration          // sampling step of the metrics time series
 	FailureTimeout  time.Duration          // floor of the no-progress time before a path is potentially failed
 	CloseTimeout    time.Duration          // longest graceful Close waits without acknowledgement progress
@@ -410,6 +410,7 @@ type Session struct {
 	lastActive time.Time        // when a stream was last open or data in flight (IdleTimeout)
 	srcIP      string           // server side: the first path's source IP (Listener.perIP)
 	firstConn  *quic.Conn       // the first path's connection (ConnectionState), set once
+	onDone     func()           // if set (before run), called once the session has ended, from its send loop (Listener.forget)
 
 	streams streamSet
 	dgram   datagrams // application datagrams (datagram.go)

@@ -130,7 +130,7 @@ func (s *Session) Stats() Stats {
 		OOOSegments:       s.stats.oooSegments,
 		HoLBlocked:        hol,
 		ReorderBytes:      r.reorder.held,
-		MaxReorderBytes:   s.stats.maxReorder,
+		MaxReorderBytes:   max(s.stats.maxReorder, r.sampleMaxRB),
 	}
 	for _, p := range s.allPaths {
 		pi := p.info(s.snd.segSize)
@@ -182,6 +182,11 @@ func (s *Session) Series() []Sample {
 
 // sample appends the samples of the steps that ended by now; final also
 // appends the partial interval up to now (at Close).
+//
+// No timer drives it: the series changes only when a segment arrives, so
+// segmentReceivedLocked samples before it counts each segment, and Series
+// and Close sample up to their own time. The steps that ended while
+// nothing arrived are appended together, each with the values they had.
 func (s *Session) sample(now time.Time, final bool) {
 	r := &s.rcv
 	s.stats.maxReorder = max(s.stats.maxReorder, r.sampleMaxRB)

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go/qlog"
@@ -25,6 +26,10 @@ type tracer struct {
 	packetsLost uint64
 	lossRate    float64                         // EWMA of the per-packet loss indicator, window ≈ lossWindow packets
 	lastRecv    time.Time                       // last packet received on the connection
+	lastData    time.Time                       // last packet received that carried STREAM frames (see carriesData)
+	dataSince   time.Time                       // first packet with data of the current run (packets with data no more than activeWindow apart)
+	dataWake    bool                            // poke wake on the next packet with data (set by probeLocked when only data can change its view)
+	roomWake    atomic.Bool                     // poke wake when the window's room grows: the session has data not yet acknowledged (setRoomWakes)
 	gap         time.Duration                   // EWMA (1/8) of the time between received packets (gaps of 1 s or more left out)
 	lastSent    qlog.PacketNumber               // largest 1-RTT packet number sent
 	lastLost    qlog.PacketNumber               // largest 1-RTT packet number declared lost
@@ -93,9 +98,9 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 	t.mu.Lock()
 	switch ev := e.(type) {
 	case qlog.MetricsUpdated:
-		wake = t.metrics(&ev)
+		wake = t.metrics(&ev) && t.roomWake.Load()
 	case *qlog.MetricsUpdated:
-		wake = t.metrics(ev)
+		wake = t.metrics(ev) && t.roomWake.Load()
 	case qlog.PacketSent:
 		if ev.Header.PacketType == qlog.PacketType1RTT {
 			t.packetsSent++
@@ -132,6 +137,15 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 			t.gap += (gap - t.gap) / 8
 		}
 		t.lastRecv = now
+		if carriesData(ev.Frames) {
+			if t.lastData.IsZero() || now.Sub(t.lastData) >= activeWindow {
+				t.dataSince = now
+			}
+			t.lastData = now
+			if t.dataWake {
+				t.dataWake, wake = false, true
+			}
+		}
 	case qlog.PTOCountUpdated:
 		t.ptoCount = ev.PTOCount
 		wake = true
@@ -140,6 +154,35 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 	t.mu.Unlock()
 	if wake && w != nil {
 		poke(w)
+	}
+}
+
+// carriesData reports whether a packet's frames include STREAM frames: the
+// session's segments (and handshakes), which the peer sends because it has
+// data for this end. quic-go's keep-alive PINGs, bare ACKs and the
+// session's own control datagrams (Acks, reports, pings) do not count.
+func carriesData(fs []qlog.Frame) bool {
+	for _, f := range fs {
+		if _, ok := f.Frame.(*qlog.StreamFrame); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// setRoomWakes says whether the paths' tracers poke the send loop when a
+// path's window room grows. Room matters only while the session has data
+// that is not yet acknowledged (to send, to send again or to copy); an idle
+// session's loop need not wake for the ACK of each quic-go keep-alive. The
+// send loop turns the pokes on before its scheduler reads the windows (so
+// that no growth after that read goes unnoticed) and off after a pass that
+// left everything acknowledged; new data pokes the loop on its own.
+// s.mu is held.
+func (s *Session) setRoomWakes(on bool) {
+	for _, p := range s.slots {
+		if p != nil {
+			p.tr.roomWake.Store(on)
+		}
 	}
 }
 

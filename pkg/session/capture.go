@@ -1,0 +1,70 @@
+package session
+
+// Test seams: what a session sends, and when its loops wake.
+//
+// Both hooks are package variables that only tests set, before any session
+// starts and back to nil after the last one ended; in production each costs
+// one nil check per send or per wake-up.
+
+// sendTap, if set, sees every datagram (Ack, AckReq, Ping, Report, Silent)
+// and every batch of segment frames a session hands to quic-go, with the
+// path it goes on, just before the hand-off. b is only valid during the
+// call. It runs on the sending goroutine, without Session.mu held.
+var sendTap func(s *Session, p *path, kind sendKind, b []byte)
+
+// sendKind says what a tapped send carries.
+type sendKind uint8
+
+const (
+	sentDatagram sendKind = iota // one QUIC datagram (a session record: its first byte is the wire type)
+	sentSegments                 // segment frames written to the path's data stream
+)
+
+// tapDatagrams returns the path's datagram sender: send itself when no tap
+// is set.
+func (s *Session) tapDatagrams(p *path, send func([]byte) error) func([]byte) error {
+	if sendTap == nil {
+		return send
+	}
+	return func(b []byte) error {
+		if tap := sendTap; tap != nil {
+			tap(s, p, sentDatagram, b)
+		}
+		return send(b)
+	}
+}
+
+// tapSegments shows the segment frames in b, about to be written on p, to
+// the tap if one is set.
+func (s *Session) tapSegments(p *path, b []byte) {
+	if tap := sendTap; tap != nil {
+		tap(s, p, sentSegments, b)
+	}
+}
+
+// loopWoke, if set, is called each time one of a session's timer loops
+// (sendLoop, ackLoop) wakes up, with the reason, before it does anything.
+var loopWoke func(s *Session, loop loopID, why wakeReason)
+
+// loopID names a session loop that sleeps on a timer.
+type loopID uint8
+
+const (
+	loopSend loopID = iota // sendLoop
+	loopAck                // ackLoop
+)
+
+// wakeReason is why a loop woke.
+type wakeReason uint8
+
+const (
+	wokePoked wakeReason = iota // its wake channel: an event
+	wokeTimer                   // its timer: a deadline it armed
+)
+
+// woke reports a wake-up to the test hook.
+func (s *Session) woke(loop loopID, why wakeReason) {
+	if f := loopWoke; f != nil {
+		f(s, loop, why)
+	}
+}
