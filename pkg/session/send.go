@@ -79,8 +79,8 @@ func (sn *sender) init(cfg Config) {
 	sn.peerLimit = InitialWindow // until the peer's first Ack
 	sn.peerAnnounced = InitialWindow
 	sn.maxUnacked = uint64(max(cfg.MaxUnackedBytes, InitialWindow))
-	sn.snap = make([]sched.PathInfo, 0, sched.MaxPaths)
-	sn.slots = make([]int, 0, sched.MaxPaths)
+	sn.snap = make([]sched.PathInfo, 0, cfg.MaxPaths)
+	sn.slots = make([]int, 0, cfg.MaxPaths)
 }
 
 func (sn *sender) get(seq uint64) *segment {

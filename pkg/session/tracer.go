@@ -37,7 +37,7 @@ type tracer struct {
 	lossCwnd    int                             // cwnd when the epoch's first loss was reported: before quic-go's own reduction, bytes
 	spurious    [spuriousRing]qlog.PacketNumber // the last packets quic-go found lost spuriously (acknowledged after all), -1: none
 	nSpurious   uint64                          // spurious losses reported; spurious[nSpurious%spuriousRing] is next
-	sizes       *[sizeRing]sentSize             // allocated with the first 1-RTT packet: a connection that never completes its handshake costs little
+	sizes       []sentSize                      // ring of sent 1-RTT packets' sizes by packet number: minSizeRing entries with the first 1-RTT packet, doubled up to sizeRing as packets in flight grow (growSizes)
 	wake        chan struct{}
 	fwd         qlogwriter.Recorder // optional qlog file
 }
@@ -48,7 +48,8 @@ type sentSize struct {
 }
 
 const (
-	sizeRing     = 4096 // sent 1-RTT packets whose sizes are remembered for loss accounting
+	sizeRing     = 4096 // most sent 1-RTT packets whose sizes are remembered for loss accounting
+	minSizeRing  = 64   // the ring's first size: an idle connection's packets in flight are a few keep-alives
 	lossWindow   = 256  // packets in the loss-rate EWMA
 	spuriousRing = 8    // spurious-loss reports remembered for the coupled window's undo
 )
@@ -75,7 +76,7 @@ func (t *tracer) sizeOf(pn qlog.PacketNumber) sentSize {
 	if t.sizes == nil {
 		return sentSize{pn: -1}
 	}
-	return t.sizes[int(pn)%sizeRing]
+	return t.sizes[int(pn)&(len(t.sizes)-1)]
 }
 
 // AddProducer implements qlogwriter.Trace.
@@ -106,9 +107,9 @@ func (t *tracer) RecordEvent(e qlogwriter.Event) {
 			t.packetsSent++
 			t.lossRate -= t.lossRate / lossWindow
 			if t.sizes == nil {
-				t.sizes = new([sizeRing]sentSize)
+				t.sizes = make([]sentSize, minSizeRing)
 			}
-			t.sizes[int(ev.Header.PacketNumber)%sizeRing] = sentSize{ev.Header.PacketNumber, ev.Raw.Length}
+			t.sizes[int(ev.Header.PacketNumber)&(len(t.sizes)-1)] = sentSize{ev.Header.PacketNumber, ev.Raw.Length}
 			t.lastSent = max(t.lastSent, ev.Header.PacketNumber)
 		}
 	case qlog.PacketLost:
@@ -219,5 +220,28 @@ func (t *tracer) metrics(ev *qlog.MetricsUpdated) bool {
 		t.cwnd = ev.CongestionWindow
 	}
 	t.inflight = ev.BytesInFlight
+	t.growSizes(ev.PacketsInFlight)
 	return t.cwnd-t.inflight > before
+}
+
+// growSizes doubles the size ring while it holds fewer than twice the
+// packets in flight (up to sizeRing entries), so that a lost packet's size
+// is still there when quic-go declares it lost. The entries move to their
+// places in the larger ring: the last len(t.sizes) packets stay known.
+// Called with t.mu held.
+func (t *tracer) growSizes(inFlight int) {
+	n := len(t.sizes)
+	if n == 0 || n >= sizeRing || 2*inFlight <= n {
+		return
+	}
+	for n < sizeRing && 2*inFlight > n {
+		n *= 2
+	}
+	grown := make([]sentSize, n)
+	for _, e := range t.sizes {
+		if e.size > 0 {
+			grown[int(e.pn)&(n-1)] = e
+		}
+	}
+	t.sizes = grown
 }
