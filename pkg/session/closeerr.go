@@ -97,9 +97,14 @@ func receivedBelow(reason string, sent uint64) uint64 {
 func appCloseReason(e *ApplicationError) string {
 	r := e.Reason
 	if len(r) > maxCloseReason {
+		// Back to the start of the rune that straddles the cut, no further:
+		// a reason that is not UTF-8 is cut at the limit.
 		i := maxCloseReason
-		for i > 0 && !utf8.RuneStart(r[i]) {
+		for i > maxCloseReason-utf8.UTFMax && !utf8.RuneStart(r[i]) {
 			i--
+		}
+		if !utf8.RuneStart(r[i]) {
+			i = maxCloseReason
 		}
 		r = r[:i]
 	}

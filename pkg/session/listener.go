@@ -80,6 +80,12 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 		},
 	}
 	q := c.quicConfig()
+	if c.QUIC == nil {
+		// A server sends no keep-alives of its own: its clients' keep the
+		// connections (and their NAT bindings) open, and an idle server of
+		// thousands of sessions stays asleep.
+		q.KeepAlivePeriod = 0
+	}
 	q.Tracer = tracerFor(qlogOpener(c.QlogDir, c.Logf))
 	q.Allow0RTT = true // session tickets allow 0-RTT joins (join_early.go)
 	if l.ln, err = l.tr.ListenEarly(l.tlsConf, q); err != nil {

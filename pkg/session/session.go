@@ -136,7 +136,7 @@ type Config struct {
 	SeriesInterval  time.Duration          // sampling step of the metrics time series
 	FailureTimeout  time.Duration          // floor of the no-progress time before a path is potentially failed
 	CloseTimeout    time.Duration          // longest graceful Close waits without acknowledgement progress
-	QUIC            *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled)
+	QUIC            *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled); nil: MaxIdleTimeout 30 s, and keep-alives every 5 s from a client, none from a Listener
 
 	// Bounds against hostile peers (SECURITY.md). Zero means the default.
 	MaxUnackedBytes   int               // most bytes kept for retransmission, whatever window the peer announces
