@@ -150,6 +150,9 @@ func (b *body) read(p []byte) (int, error) {
 	if b.maxBody > 0 && b.n > b.maxBody {
 		return n, streamError(ErrCodeExcessiveLoad, "body longer than %d bytes", b.maxBody)
 	}
+	if err == io.EOF && b.remain == 0 && n > 0 {
+		err = nil // the frame is complete; the next Read sees the end
+	}
 	if err != nil {
 		return n, b.ioErr(err)
 	}
@@ -235,4 +238,3 @@ func (b *body) closeWith(code ErrCode) error {
 }
 
 var errBodyClosed = errors.New("h3: read on closed body")
-

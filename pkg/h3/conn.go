@@ -172,19 +172,23 @@ func (c quicConn) RemoteAddr() net.Addr                  { return c.c.RemoteAddr
 
 type quicStream struct{ *quic.Stream }
 
-func (s quicStream) ID() uint64                { return uint64(s.StreamID()) }
-func (s quicStream) CancelRead(code uint64)    { s.Stream.CancelRead(quic.StreamErrorCode(code)) }
-func (s quicStream) CancelWrite(code uint64)   { s.Stream.CancelWrite(quic.StreamErrorCode(code)) }
+func (s quicStream) ID() uint64              { return uint64(s.StreamID()) }
+func (s quicStream) CancelRead(code uint64)  { s.Stream.CancelRead(quic.StreamErrorCode(code)) }
+func (s quicStream) CancelWrite(code uint64) { s.Stream.CancelWrite(quic.StreamErrorCode(code)) }
 
 type quicSendStream struct{ *quic.SendStream }
 
-func (s quicSendStream) ID() uint64              { return uint64(s.StreamID()) }
-func (s quicSendStream) CancelWrite(code uint64) { s.SendStream.CancelWrite(quic.StreamErrorCode(code)) }
+func (s quicSendStream) ID() uint64 { return uint64(s.StreamID()) }
+func (s quicSendStream) CancelWrite(code uint64) {
+	s.SendStream.CancelWrite(quic.StreamErrorCode(code))
+}
 
 type quicRecvStream struct{ *quic.ReceiveStream }
 
-func (s quicRecvStream) ID() uint64             { return uint64(s.StreamID()) }
-func (s quicRecvStream) CancelRead(code uint64) { s.ReceiveStream.CancelRead(quic.StreamErrorCode(code)) }
+func (s quicRecvStream) ID() uint64 { return uint64(s.StreamID()) }
+func (s quicRecvStream) CancelRead(code uint64) {
+	s.ReceiveStream.CancelRead(quic.StreamErrorCode(code))
+}
 
 // Listener yields connections for Server.Serve. SessionListener and
 // QUICListener adapt this project's two listeners.

@@ -19,9 +19,9 @@ const (
 
 // Bounds of the unidirectional streams a peer opens.
 const (
-	streamTypeTimeout   = 10 * time.Second // a peer's unidirectional stream must name its type within this
-	maxControlFrame     = 4 << 10          // largest GOAWAY, PRIORITY_UPDATE, ... accepted on the control stream (bytes)
-	maxPendingPriorities = 64              // PRIORITY_UPDATEs kept for request streams not yet open
+	streamTypeTimeout    = 10 * time.Second // a peer's unidirectional stream must name its type within this
+	maxControlFrame      = 4 << 10          // largest GOAWAY, PRIORITY_UPDATE, ... accepted on the control stream (bytes)
+	maxPendingPriorities = 64               // PRIORITY_UPDATEs kept for request streams not yet open
 )
 
 // conn is the HTTP/3 state of one connection shared by client and server:

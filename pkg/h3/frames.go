@@ -42,7 +42,9 @@ type frameReader struct {
 // readBufSize is the buffer of every frameReader (bytes): one per stream.
 const readBufSize = 4 << 10
 
-func newFrameReader(r io.Reader) *frameReader { return &frameReader{r: bufio.NewReaderSize(r, readBufSize)} }
+func newFrameReader(r io.Reader) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, readBufSize)}
+}
 
 // errTruncated is a stream that ended inside a frame (RFC 9114 §7.1: "the
 // end of a stream ... in the middle of a frame MUST be treated as a

@@ -272,7 +272,9 @@ func newEncoder() *encoder {
 	return e
 }
 
-func (e *encoder) field(name, value string) { e.enc.WriteField(qpack.HeaderField{Name: name, Value: value}) }
+func (e *encoder) field(name, value string) {
+	e.enc.WriteField(qpack.HeaderField{Name: name, Value: value})
+}
 
 // header writes h's fields with lowercase names, leaving out
 // connection-specific fields (RFC 9114 §4.2) and the skipped ones.
