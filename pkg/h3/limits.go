@@ -31,6 +31,10 @@ const (
 	// take data (flow-control credit): a peer that never reads fails the
 	// Write after this long and its stream is reset.
 	DefaultWriteTimeout = 30 * time.Second
+
+	// DefaultMaxConcurrentRequests bounds the handlers running at once on
+	// one server connection (the session's default stream credit).
+	DefaultMaxConcurrentRequests = 256
 )
 
 // limits are the resolved limits of one endpoint.

@@ -32,6 +32,14 @@ type Server struct {
 	ReadTimeout         time.Duration // each wait of a request body Read; see DefaultReadTimeout
 	WriteTimeout        time.Duration // each wait of a response Write for the peer's credit; see DefaultWriteTimeout
 
+	// MaxConcurrentRequests bounds the handlers running at once on one
+	// connection; see DefaultMaxConcurrentRequests. The transport's stream
+	// credit bounds the streams a peer has open, but a peer that resets its
+	// streams gets that credit back while handlers that ignore their
+	// request's context still run: past this bound the server accepts no
+	// further stream until a handler returns (the peer waits for credit).
+	MaxConcurrentRequests int
+
 	// ErrorLog receives handler panics and connection errors; nil: none.
 	ErrorLog func(format string, args ...any)
 
@@ -111,6 +119,7 @@ type serverConn struct {
 	active    int                 // handlers running
 	idle      chan struct{}       // signalled when active drops to 0 after GOAWAY
 	reqCancel context.CancelFunc  // cancels every request's context (connection gone)
+	slots     chan struct{}       // one per running handler (Server.MaxConcurrentRequests)
 }
 
 // ServeConn serves HTTP/3 on c until the connection ends; it returns
@@ -141,7 +150,13 @@ func (s *Server) ServeConn(c Conn) error {
 	ctx, cancel := context.WithCancel(c.Context())
 	sc.reqCancel = cancel
 	defer cancel()
+	sc.slots = make(chan struct{}, orInt(s.MaxConcurrentRequests, DefaultMaxConcurrentRequests))
 	for {
+		select {
+		case sc.slots <- struct{}{}:
+		case <-c.Context().Done():
+			return translate(context.Cause(c.Context()))
+		}
 		st, err := c.AcceptStream(c.Context())
 		if err != nil {
 			s.mu.Lock()
@@ -161,6 +176,7 @@ func (s *Server) ServeConn(c Conn) error {
 		}
 		sc.mu.Unlock()
 		if refused {
+			<-sc.slots
 			// RFC 9114 §5.2: requests at or past the GOAWAY ID are not
 			// processed; "servers SHOULD use the H3_REQUEST_REJECTED error
 			// code" so the client may retry them elsewhere.
@@ -204,6 +220,7 @@ func (sc *serverConn) done(id uint64) {
 	sc.mu.Lock()
 	delete(sc.streams, id)
 	sc.active--
+	<-sc.slots
 	idle := sc.goAway && sc.active == 0
 	sc.mu.Unlock()
 	if idle {
