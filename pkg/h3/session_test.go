@@ -98,6 +98,10 @@ func TestMatrixOverSession(t *testing.T) {
 			if first == nil {
 				first = <-b.dialed
 			}
+			if tc.name != "GOAWAY" && len(b.dialed) != 0 {
+				// One session per authority, reused across requests.
+				t.Fatalf("after %s: %d more sessions dialled, want the first reused", tc.name, len(b.dialed))
+			}
 			t.Logf("%s: ok in %v of virtual time", tc.name, time.Since(start))
 			if tc.name == "10MB" {
 				st := first.Stats()
