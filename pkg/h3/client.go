@@ -463,6 +463,7 @@ func (cc *clientConn) sendBody(st Stream, req *http.Request) error {
 	if len(req.Trailer) > 0 {
 		e := newEncoder()
 		e.header(req.Trailer, nil)
+		st.SetWriteDeadline(time.Now().Add(cc.lim.writeTimeout))
 		if _, err := st.Write(e.frame()); err != nil {
 			return err
 		}

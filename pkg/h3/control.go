@@ -180,7 +180,7 @@ func (h *conn) handleUni(rs ReceiveStream) {
 func (h *conn) readControl(fr *frameReader) error {
 	hdr, err := fr.next()
 	if err != nil {
-		return truncated(err)
+		return err // io.EOF: the caller reports H3_CLOSED_CRITICAL_STREAM
 	}
 	if hdr.typ != frameSettings {
 		// RFC 9114 §6.2.1: "If the first frame of the control stream is any
@@ -201,7 +201,7 @@ func (h *conn) readControl(fr *frameReader) error {
 	for {
 		hdr, err := fr.next()
 		if err != nil {
-			return truncated(err)
+			return err // io.EOF between frames: H3_CLOSED_CRITICAL_STREAM
 		}
 		switch {
 		case hdr.typ == frameSettings:

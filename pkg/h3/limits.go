@@ -54,6 +54,16 @@ func orInt(v, d int) int {
 	return v
 }
 
+func orInt64(v, d int64) int64 {
+	switch {
+	case v < 0:
+		return 0 // no limit
+	case v == 0:
+		return d
+	}
+	return v
+}
+
 func orDur(v, d time.Duration) time.Duration {
 	if v <= 0 {
 		return d

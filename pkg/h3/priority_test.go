@@ -35,9 +35,9 @@ func TestParsePriority(t *testing.T) {
 	}
 }
 
-// TestParsePriorityBase: a PRIORITY_UPDATE's value is read against the
-// stream's current priority? No: RFC 9218 §7 says the update carries a full
-// Priority Field Value, so parameters it omits take their defaults.
+// A PRIORITY_UPDATE carries a whole Priority Field Value (RFC 9218 §7):
+// parameters it leaves out take their defaults, not the stream's earlier
+// values.
 func TestParsePriorityUpdateDefaults(t *testing.T) {
 	if got := ParsePriority("i", DefaultPriority); got != (Priority{3, true}) {
 		t.Fatalf("got %+v", got)

@@ -3,7 +3,6 @@ package h3
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -27,7 +26,7 @@ type Server struct {
 
 	MaxHeaderBytes      int           // largest request field section (bytes), announced in SETTINGS; see DefaultMaxHeaderBytes
 	MaxHeaderCount      int           // most fields in a request section; see DefaultMaxHeaderCount
-	MaxRequestBodyBytes int64         // longest request body (bytes); see DefaultMaxRequestBodyBytes
+	MaxRequestBodyBytes int64         // longest request body (bytes); see DefaultMaxRequestBodyBytes; negative: no limit
 	HeaderTimeout       time.Duration // wait for a request's HEADERS after its stream opened; see DefaultHeaderTimeout
 	ReadTimeout         time.Duration // each wait of a request body Read; see DefaultReadTimeout
 	WriteTimeout        time.Duration // each wait of a response Write for the peer's credit; see DefaultWriteTimeout
@@ -58,7 +57,7 @@ func (s *Server) limits() *limits {
 	return &limits{
 		maxHeaderBytes: orInt(s.MaxHeaderBytes, DefaultMaxHeaderBytes),
 		maxHeaderCount: orInt(s.MaxHeaderCount, DefaultMaxHeaderCount),
-		maxBody:        max(s.MaxRequestBodyBytes, 0),
+		maxBody:        orInt64(s.MaxRequestBodyBytes, DefaultMaxRequestBodyBytes),
 		headerTimeout:  orDur(s.HeaderTimeout, DefaultHeaderTimeout),
 		readTimeout:    orDur(s.ReadTimeout, DefaultReadTimeout),
 		writeTimeout:   orDur(s.WriteTimeout, DefaultWriteTimeout),
@@ -117,8 +116,6 @@ type serverConn struct {
 	nextID    uint64              // one past the highest request stream ID accepted
 	goAway    bool                // GOAWAY sent: later streams are refused
 	active    int                 // handlers running
-	idle      chan struct{}       // signalled when active drops to 0 after GOAWAY
-	reqCancel context.CancelFunc  // cancels every request's context (connection gone)
 	slots     chan struct{}       // one per running handler (Server.MaxConcurrentRequests)
 }
 
@@ -128,7 +125,7 @@ type serverConn struct {
 func (s *Server) ServeConn(c Conn) error {
 	lim := s.limits()
 	sc := &serverConn{s: s, lim: lim, h: newConn(c, true, lim.maxHeaderBytes),
-		streams: make(map[uint64]Stream), pending: make(map[uint64]Priority), idle: make(chan struct{}, 1)}
+		streams: make(map[uint64]Stream), pending: make(map[uint64]Priority)}
 	sc.h.onPriority = sc.priorityUpdated
 	s.mu.Lock()
 	if s.closing {
@@ -148,7 +145,6 @@ func (s *Server) ServeConn(c Conn) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(c.Context())
-	sc.reqCancel = cancel
 	defer cancel()
 	sc.slots = make(chan struct{}, orInt(s.MaxConcurrentRequests, DefaultMaxConcurrentRequests))
 	for {
@@ -220,15 +216,8 @@ func (sc *serverConn) done(id uint64) {
 	sc.mu.Lock()
 	delete(sc.streams, id)
 	sc.active--
-	<-sc.slots
-	idle := sc.goAway && sc.active == 0
 	sc.mu.Unlock()
-	if idle {
-		select {
-		case sc.idle <- struct{}{}:
-		default:
-		}
-	}
+	<-sc.slots
 }
 
 // serve runs one request.
@@ -362,15 +351,8 @@ func (sc *serverConn) sendGoAway() {
 	}
 	sc.goAway = true
 	id := sc.nextID
-	idle := sc.active == 0
 	sc.mu.Unlock()
 	sc.h.sendGoAway(id)
-	if idle {
-		select {
-		case sc.idle <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // Shutdown stops the server gracefully: it closes the listeners, sends
@@ -435,5 +417,3 @@ func (s *Server) Close() error {
 	}
 	return nil
 }
-
-var _ = fmt.Sprintf
