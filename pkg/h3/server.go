@@ -110,13 +110,13 @@ type serverConn struct {
 	h   *conn
 	lim *limits
 
-	mu        sync.Mutex
-	streams   map[uint64]Stream   // open request streams, for PRIORITY_UPDATE (at most the stream credit)
-	pending   map[uint64]Priority // PRIORITY_UPDATEs for streams not yet open (at most maxPendingPriorities)
-	nextID    uint64              // one past the highest request stream ID accepted
-	goAway    bool                // GOAWAY sent: later streams are refused
-	active    int                 // handlers running
-	slots     chan struct{}       // one per running handler (Server.MaxConcurrentRequests)
+	mu      sync.Mutex
+	streams map[uint64]Stream   // open request streams, for PRIORITY_UPDATE (at most the stream credit)
+	pending map[uint64]Priority // PRIORITY_UPDATEs for streams not yet open (at most maxPendingPriorities)
+	nextID  uint64              // one past the highest request stream ID accepted
+	goAway  bool                // GOAWAY sent: later streams are refused
+	active  int                 // handlers running
+	slots   chan struct{}       // one per running handler (Server.MaxConcurrentRequests)
 }
 
 // ServeConn serves HTTP/3 on c until the connection ends; it returns
