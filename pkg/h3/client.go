@@ -34,6 +34,10 @@ type Transport struct {
 	// configuration offers ALPN "h3". Required.
 	Dial func(ctx context.Context, authority string) (Conn, error)
 
+	// DialTimeout bounds Dial (its context's deadline); see
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+
 	MaxResponseHeaderBytes int           // largest response field section (bytes), announced in SETTINGS; see DefaultMaxHeaderBytes
 	MaxHeaderCount         int           // most fields in a response section; see DefaultMaxHeaderCount
 	ResponseHeaderTimeout  time.Duration // wait for the response's HEADERS once the request is sent; see DefaultHeaderTimeout
@@ -158,11 +162,12 @@ func (t *Transport) connFor(ctx context.Context, authority string) (*clientConn,
 
 // dial makes the connection. It runs on its own goroutine with a context
 // that is not any one request's, so that a cancelled first request does not
-// fail the others waiting for the same connection; Dial's own timeouts
-// bound it.
+// fail the others waiting for the same connection; DialTimeout bounds it.
 func (cc *clientConn) dial() {
 	defer close(cc.ready)
-	c, err := cc.t.Dial(context.Background(), cc.authority)
+	ctx, cancel := context.WithTimeout(context.Background(), orDur(cc.t.DialTimeout, DefaultDialTimeout))
+	defer cancel()
+	c, err := cc.t.Dial(ctx, cc.authority)
 	if err != nil {
 		cc.err = err
 		return

@@ -289,6 +289,9 @@ func TestHostileManyCancelledRequests(t *testing.T) {
 		b.control(t)
 		synctest.Wait()
 		before := runtime.NumGoroutine()
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
 		req := headersFrame("GET", "/slow")
 		const n = 10000
 		for i := range n {
@@ -308,6 +311,12 @@ func TestHostileManyCancelledRequests(t *testing.T) {
 		if after := runtime.NumGoroutine(); after > before+5 {
 			t.Errorf("%d goroutines after %d cancelled requests, %d before", after, n, before)
 		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		if grew := int64(m1.HeapInuse) - int64(m0.HeapInuse); grew > 8<<20 {
+			t.Errorf("heap in use grew by %d bytes over %d cancelled requests", grew, n)
+		}
+		t.Logf("heap in use: %d KiB before, %d KiB after", m0.HeapInuse>>10, m1.HeapInuse>>10)
 		cancelled := len(h.cancelled)
 		for len(h.cancelled) > 0 {
 			<-h.cancelled

@@ -32,6 +32,9 @@ const (
 	// Write after this long and its stream is reset.
 	DefaultWriteTimeout = 30 * time.Second
 
+	// DefaultDialTimeout bounds a Transport's Dial.
+	DefaultDialTimeout = 30 * time.Second
+
 	// DefaultMaxConcurrentRequests bounds the handlers running at once on
 	// one server connection (the session's default stream credit).
 	DefaultMaxConcurrentRequests = 256
