@@ -365,11 +365,15 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 	b := &body{st: st, fr: fr, lim: cc.lim, contentLength: resp.ContentLength,
 		fail: func(err error) {
 			var he *Error
-			if errors.As(err, &he) && !he.Stream {
+			switch {
+			case errors.As(err, &he) && !he.Stream:
 				cc.h.fail(he)
-				return
+			case he != nil:
+				st.CancelRead(uint64(he.Code))
+				st.CancelWrite(uint64(he.Code))
+			default:
+				cancel()
 			}
-			cancel()
 		},
 		onEnd: func() { stop(); finish() },
 	}

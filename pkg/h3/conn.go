@@ -195,7 +195,9 @@ func (s quicRecvStream) CancelRead(code uint64) {
 type Listener interface {
 	// Accept waits for the next connection until ctx is done.
 	Accept(ctx context.Context) (Conn, error)
-	// Close stops listening.
+	// Close stops listening. It may end the connections it accepted (a
+	// session listener does; a quic-go listener does not), so
+	// Server.Shutdown calls it last.
 	Close() error
 }
 

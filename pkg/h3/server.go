@@ -355,12 +355,13 @@ func (sc *serverConn) sendGoAway() {
 	sc.h.sendGoAway(id)
 }
 
-// Shutdown stops the server gracefully: it closes the listeners, sends
-// GOAWAY on every connection (RFC 9114 §5.2) so that clients open no new
-// requests there, and waits until the clients closed their connections
-// (they do once their requests are complete) or ctx is done; then it
-// closes the remaining connections with H3_NO_ERROR and returns ctx's
-// error. Safe for concurrent use.
+// Shutdown stops the server gracefully: it sends GOAWAY on every
+// connection (RFC 9114 §5.2) so that clients open no new requests there,
+// refuses new connections, and waits until the clients closed their
+// connections (they do once their requests are complete) or ctx is done.
+// Then it closes the listeners (last, because closing a session listener
+// ends the sessions it accepted) and any connection left, with H3_NO_ERROR,
+// and returns ctx's error if it expired. Safe for concurrent use.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
@@ -370,23 +371,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			close(s.allGone)
 		}
 	}
-	var lns []Listener
-	for ln := range s.listeners {
-		lns = append(lns, ln)
-	}
 	var conns []*serverConn
 	for sc := range s.conns {
 		conns = append(conns, sc)
 	}
 	s.mu.Unlock()
-	for _, ln := range lns {
-		ln.Close()
-	}
 	for _, sc := range conns {
 		sc.sendGoAway()
 	}
 	select {
 	case <-s.allGone:
+		s.Close()
 		return nil
 	case <-ctx.Done():
 		s.Close()
