@@ -89,13 +89,16 @@ func bodyAllowed(status int) bool {
 // than the write timeout).
 func (w *responseWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
-		if _, ok := w.header["Content-Type"]; !ok && w.header.Get("Content-Encoding") == "" && len(p) > 0 {
-			w.header.Set("Content-Type", http.DetectContentType(p))
-		}
 		w.WriteHeader(http.StatusOK)
 	}
 	if !bodyAllowed(w.status) {
 		return 0, http.ErrBodyNotAllowed
+	}
+	if !w.headerSent && w.written == 0 && len(p) > 0 {
+		// As net/http: a body without a Content-Type gets a sniffed one.
+		if _, ok := w.header["Content-Type"]; !ok && w.header.Get("Content-Encoding") == "" {
+			w.header.Set("Content-Type", http.DetectContentType(p))
+		}
 	}
 	if w.err != nil {
 		return 0, w.err
