@@ -67,6 +67,9 @@ func (h *conn) start() error {
 		return err
 	}
 	h.ctrl = ctrl
+	// Control frames (SETTINGS, GOAWAY, PRIORITY_UPDATE) go before any
+	// response data queued at the same time.
+	applyPriority(ctrl, Priority{Urgency: 0})
 	b := quicvarint.Append(nil, streamControl)
 	b = appendSettings(b, h.maxField)
 	if err := h.writeControl(b); err != nil {

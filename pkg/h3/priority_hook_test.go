@@ -75,13 +75,14 @@ func TestPriorityHook(t *testing.T) {
 		if got := pc.seen(st.ID()); len(got) != 1 || got[0] != (Priority{1, true}) {
 			t.Fatalf("priority header u=1, i: hook saw %v", got)
 		}
-		// No header: the default, nothing to tell.
+		// No header: RFC 9218 §4: "u=3" and "i=?0" are the defaults, set
+		// on the stream (a session stream starts incremental).
 		st, _ = b.cli.OpenStreamSync(context.Background())
 		st.Write(headersFrame("GET", "/b"))
 		st.Close()
 		readResponse(t, st)
-		if got := pc.seen(st.ID()); len(got) != 0 {
-			t.Fatalf("no priority header: hook saw %v", got)
+		if got := pc.seen(st.ID()); len(got) != 1 || got[0] != (Priority{3, false}) {
+			t.Fatalf("no priority header: hook saw %v, want the defaults {3 false}", got)
 		}
 		// §7: PRIORITY_UPDATE "reprioritize[s] a request" in flight.
 		st, _ = b.cli.OpenStreamSync(context.Background())

@@ -243,9 +243,10 @@ func (sc *serverConn) serve(connCtx context.Context, st Stream) {
 		delete(sc.pending, st.ID())
 	}
 	sc.mu.Unlock()
-	if req.Header.Get("Priority") != "" || prio != DefaultPriority {
-		applyPriority(st, prio)
-	}
+	// Always: without a signal the response gets RFC 9218's defaults
+	// (urgency 3, not incremental), which a session stream does not start
+	// with (it starts round-robin, as quic-go's streams are served).
+	applyPriority(st, prio)
 
 	// The request's context ends with the connection, or when the client
 	// cancels (its STOP_SENDING ends our send side, RFC 9114 §4.1.1).
