@@ -93,8 +93,8 @@ func TestPriorityHook(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // virtual: a few RTTs for the frame to arrive
 		close(release)
 		readResponse(t, st)
-		if got := pc.seen(st.ID()); len(got) != 1 || got[0] != (Priority{6, false}) {
-			t.Fatalf("PRIORITY_UPDATE u=6: hook saw %v", got)
+		if got := pc.seen(st.ID()); len(got) != 2 || got[0] != (Priority{3, false}) || got[1] != (Priority{6, false}) {
+			t.Fatalf("PRIORITY_UPDATE u=6: hook saw %v, want the defaults then {6 false}", got)
 		}
 		// §7.1: an update naming a stream that is not a client-initiated
 		// bidirectional one is H3_ID_ERROR.
