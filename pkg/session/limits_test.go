@@ -113,7 +113,7 @@ func TestAckTimeout(t *testing.T) {
 	}
 }
 
-// Issue 10, item 4: idle sessions were kept forever (a 5 s keep-alive keeps
+// Issue 10, item 4: idle sessions were kept forever (a client's keep-alive keeps
 // the paths up). A Listener's session with no stream and nothing in flight
 // ends after IdleTimeout; the client learns why.
 func TestIdleTimeout(t *testing.T) {

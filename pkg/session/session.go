@@ -136,7 +136,7 @@ type Config struct {
 	SeriesInterval  time.Duration          // sampling step of the metrics time series
 	FailureTimeout  time.Duration          // floor of the no-progress time before a path is potentially failed
 	CloseTimeout    time.Duration          // longest graceful Close waits without acknowledgement progress
-	QUIC            *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled); nil: MaxIdleTimeout 30 s, and keep-alives every 5 s from a client, none from a Listener
+	QUIC            *quic.Config           // base per-path quic-go config (cloned; datagrams are always enabled); nil: MaxIdleTimeout 30 s, and keep-alives every 15 s from a client, none from a Listener
 
 	// Bounds against hostile peers (SECURITY.md). Zero means the default.
 	MaxUnackedBytes   int               // most bytes kept for retransmission, whatever window the peer announces
@@ -320,12 +320,18 @@ func (c *Config) newScheduler() (sched.Scheduler, error) {
 }
 
 // quicConfig returns the per-path quic-go config.
+// defaultKeepAlive is a client path's quic-go keep-alive period when
+// Config.QUIC is nil: half the 30 s idle timeout, as quic-go advises, so an
+// idle path stays open (and its NAT binding with it) at one PING and one
+// ACK per 15 s. A Listener sends none (listener.go).
+const defaultKeepAlive = 15 * time.Second
+
 func (c *Config) quicConfig() *quic.Config {
 	var q *quic.Config
 	if c.QUIC != nil {
 		q = c.QUIC.Clone()
 	} else {
-		q = &quic.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 5 * time.Second}
+		q = &quic.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: defaultKeepAlive}
 	}
 	q.EnableDatagrams = true
 	return q
