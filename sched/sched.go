@@ -101,8 +101,8 @@ type ConnInfo struct {
 	Deadline    time.Time // the application's completion hint for the stream's data; zero: none. A hint: transports never drop data for it
 	// PreferredPath is the path the application asked the stream's data to
 	// use, if Preference is not NoPreference.
-	PreferredPath PathID
-	Preference    PathPreference
+	PreferredPath PathID         // the path the application pinned or preferred the stream to
+	Preference    PathPreference // none, prefer or pin (Stream.SetPathPreference)
 }
 
 // PathPreference is how strongly a stream's data is tied to
@@ -202,7 +202,7 @@ func (s PathSet) First() int {
 
 // Decision is a scheduler's answer.
 type Decision struct {
-	Action  Action
+	Action  Action    // wait, send the next segment, or send copies
 	Paths   PathSet   // indexes into the []PathInfo slice; ignored for Wait
 	Seq     uint64    // segment for SendSeq and SendCopy
 	RetryAt time.Time // for Wait: ask again no later than this (zero: on the next event only)

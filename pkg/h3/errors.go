@@ -70,10 +70,10 @@ func (c ErrCode) String() string {
 // Remote says the peer raised it. Errors of this package that concern the
 // protocol are an *Error; test them with errors.As.
 type Error struct {
-	Code   ErrCode
-	Stream bool   // a stream error; else a connection error
-	Remote bool   // raised by the peer
-	Reason string // human-readable detail (sent with a connection close)
+	Code   ErrCode // the HTTP/3 error code (RFC 9114 §8.1)
+	Stream bool    // a stream error; else a connection error
+	Remote bool    // raised by the peer
+	Reason string  // human-readable detail (sent with a connection close)
 }
 
 // Error describes the error, e.g. "h3: stream error H3_MESSAGE_ERROR: bad

@@ -6,8 +6,8 @@ import "strings"
 // (most urgent) to 7, and Incremental, whether the client can use the
 // response in parts (so responses of equal urgency may share bandwidth).
 type Priority struct {
-	Urgency     uint8
-	Incremental bool
+	Urgency     uint8 // 0 (most urgent) to 7; RFC 9218's default is 3
+	Incremental bool  // the response may be sent interleaved with others of its urgency
 }
 
 // DefaultPriority is the priority of a request that states none (RFC 9218

@@ -26,9 +26,9 @@ type ApplicationErrorCode uint64
 // this end as ErrNoPaths joined with the path connection's
 // *quic.ApplicationError, whose code is the session's internal code.
 type ApplicationError struct {
-	Code   ApplicationErrorCode
-	Reason string // the first 512 bytes (cut at a UTF-8 boundary) travel to the peer
-	Remote bool   // the peer closed the session
+	Code   ApplicationErrorCode // the application's code, as given to CloseWithError
+	Reason string               // the first 512 bytes (cut at a UTF-8 boundary) travel to the peer
+	Remote bool                 // the peer closed the session
 }
 
 // Error describes the close, e.g. "session: closed by peer: application

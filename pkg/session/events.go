@@ -42,12 +42,12 @@ func (k PathEventKind) String() string {
 
 // PathEvent is one change of a path (Session.PathEvents).
 type PathEvent struct {
-	Kind   PathEventKind
-	Path   sched.PathID
-	Local  net.Addr  // the path's local address (nil in some unit tests)
-	Remote net.Addr  // the peer's address on the path
-	Backup bool      // the path is used only as a backup (either end wants it so)
-	Time   time.Time // when the session saw it (its clock)
+	Kind   PathEventKind // what happened
+	Path   sched.PathID  // the path it happened to
+	Local  net.Addr      // the path's local address (nil in some unit tests)
+	Remote net.Addr      // the peer's address on the path
+	Backup bool          // the path is used only as a backup (either end wants it so)
+	Time   time.Time     // when the session saw it (its clock)
 	// Dropped counts the older events dropped to make room (the
 	// application did not keep up) since the previous event was queued.
 	Dropped int

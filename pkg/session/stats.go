@@ -31,9 +31,9 @@ type counters struct {
 
 // PathStats is one path's share of a session's traffic.
 type PathStats struct {
-	ID                sched.PathID
-	Backup            bool
-	PotentiallyFailed bool
+	ID                sched.PathID  // the path's ID (Session.Paths)
+	Backup            bool          // the path is a backup (SetPathStatus, PathOptions.Backup)
+	PotentiallyFailed bool          // the path made no progress for several RTOs; its data is being reinjected
 	BytesSent         uint64        // segment payload bytes sent, copies included
 	BytesAcked        uint64        // of those, bytes acknowledged
 	BytesReceived     uint64        // segment payload bytes received from the peer
@@ -47,7 +47,7 @@ type PathStats struct {
 
 // Stats is a snapshot of what a session measured, sender and receiver side.
 type Stats struct {
-	Scheduler string
+	Scheduler string        // the scheduler's name
 	Elapsed   time.Duration // since the session started
 
 	// Sender.

@@ -66,12 +66,13 @@ type Stream struct {
 // the peer's CancelWrite (RESET_STREAM) or the local CancelRead, a Write
 // after the peer's CancelRead (STOP_SENDING) or the local CancelWrite.
 type StreamError struct {
-	StreamID  uint64
+	StreamID  uint64 // the stream's ID (RFC 9000 §2.1 numbering)
 	ErrorCode uint64 // the application's code, as given to CancelWrite or CancelRead
 	Remote    bool   // the peer cancelled
 	reset     bool   // a RESET_STREAM (else a STOP_SENDING or a local cancel)
 }
 
+// Error describes the cancellation: the stream, the code and which side.
 func (e *StreamError) Error() string {
 	who := "local"
 	if e.Remote {

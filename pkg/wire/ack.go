@@ -7,7 +7,10 @@ import (
 )
 
 // Range is a half-open range [Start, End) of segment sequence numbers.
-type Range struct{ Start, End uint64 }
+type Range struct {
+	Start uint64 // the first sequence number in the range
+	End   uint64 // one past the last
+}
 
 // Ack acknowledges segments at connection level and carries the receive
 // window, like MPTCP's DATA_ACK.

@@ -116,17 +116,17 @@ type Hello struct {
 // depend on the joining connection, so that the client can send it as TLS
 // 0-RTT data; its Nonce then begins with a counter (see session).
 type Join struct {
-	SessionID [SessionIDLen]byte
-	Nonce     [NonceLen]byte
-	MAC       [MACLen]byte
-	Early     bool
+	SessionID [SessionIDLen]byte // the session to join
+	Nonce     [NonceLen]byte     // fresh per join; an early Join's begins with the session's join counter
+	MAC       [MACLen]byte       // HMAC-SHA256 with the session's join key (session)
+	Early     bool               // sent as 0-RTT data (frame type 0x04), not bound to the connection
 }
 
 // Accept answers a Hello or a valid Join.
 type Accept struct {
-	SessionID [SessionIDLen]byte
-	PathID    uint32
-	Params    Params // the server's grants to the client
+	SessionID [SessionIDLen]byte // the session the path belongs to
+	PathID    uint32             // the path's ID, assigned by the server
+	Params    Params             // the server's grants to the client
 }
 
 // Segment is one slice of the connection-level byte stream.
