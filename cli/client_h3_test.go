@@ -175,4 +175,3 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
-
