@@ -399,7 +399,7 @@ func loadDownload(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, wan
 	<-gate
 	start := time.Now()
 	h := sha256.New()
-	d, err := mpfile.Get(ctx, s, "f10", h, nil)
+	d, err := h3Get(ctx, s, target{authority: ua.String(), path: "/f10"}, h, nil)
 	el := time.Since(start)
 	if err != nil {
 		return el, err
