@@ -34,10 +34,10 @@ conditional requests, a Repr-Digest (SHA-256) header on every 200, and
 /.mpq/stats (the session's sender counters). With -h3-addr, also over plain
 single-path HTTP/3 with quic-go's http3 (the baseline of mpquic-client
 compare). The FILE protocol and HTTP/1.1 on the session's streams are
-retired (pkg/mpfile keeps the FILE protocol as a library). The server's scheduler decides the
-paths of every download, and its -coupling (and -reno-friendly) the
-congestion response of every path that carries one (docs/coupling.md).
--dev-cert DIR makes a self-signed certificate for
+retired (pkg/mpfile keeps the FILE protocol as a library). The server's
+scheduler decides the paths of every download, and its -coupling (and
+-reno-friendly) the congestion response of every path that carries one
+(docs/coupling.md). -dev-cert DIR makes a self-signed certificate for
 -name once, keeps it in DIR/cert.pem and DIR/key.pem (mode 0600) and reuses
 it on later starts while it is valid for -name, so the client's pinned
 -ca DIR/cert.pem stays good. SIGINT or SIGTERM stops accepting, closes
