@@ -10,7 +10,6 @@ import (
 	"io"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -27,22 +26,24 @@ import (
 )
 
 // clientSynopsis is the start of mpquic-client's help.
-const clientSynopsis = `usage: mpquic-client -addr HOST:PORT -ca CERT.pem [flags] get NAME [-o OUT]
-       mpquic-client -addr HOST:PORT -ca CERT.pem [flags] http-get URLPATH [-o OUT]
-       mpquic-client -addr HOST:PORT -h3-addr HOST:PORT2 -ca CERT.pem [flags] compare URLPATH
-       mpquic-client -h3-addr HOST:PORT2 -ca CERT.pem [flags] h3-get URLPATH
+const clientSynopsis = `usage: mpquic-client -ca CERT.pem [flags] get https://HOST:PORT/PATH [-o OUT]
+       mpquic-client -addr HOST:PORT -ca CERT.pem [flags] get PATH [-o OUT]
+       mpquic-client -addr HOST:PORT -h3-addr HOST:PORT2 -ca CERT.pem [flags] compare PATH
+       mpquic-client -h3-addr HOST:PORT2 -ca CERT.pem [flags] h3-get PATH
 
-Downloads a file from mpquic-server over a multipath QUIC session, one path
-per local address or interface (or one per usable address, following the
-interfaces, with -paths auto), checks its SHA-256 and prints one
-metrics.Result JSON line on stdout. get uses the FILE protocol of
-pkg/mpfile; http-get fetches http://mpquic/URLPATH with net/http over the
-session's streams (redirects followed; every answer is checked against its
-Repr-Digest); compare runs http-get over the multipath session and then
-over plain single-path QUIC on each path in turn (the server's -h3-addr),
-one JSON line per run (multipath first) and a summary on stderr; h3-get
-runs only the single-path part, on the first of -paths (plain quic-go
-with its own NewReno: the baseline without the session).
+Downloads a file from mpquic-server over HTTP/3 (pkg/h3) on a multipath
+QUIC session, one path per local address or interface (or one per usable
+address, following the interfaces, with -paths auto), checks its SHA-256
+against the response's Repr-Digest and prints one metrics.Result JSON line
+on stdout. get takes an https URL (the session goes to its HOST:PORT, or
+to -addr if given; the port defaults to 443) or a bare PATH on -addr;
+redirects on the same server are followed. http-get is an alias of get,
+kept for scripts (it ran HTTP/1.1 over the session, which is retired).
+compare runs get over the multipath session and then plain single-path
+HTTP/3 (quic-go's http3) on each path in turn (the server's -h3-addr), one
+JSON line per run (multipath first) and a summary on stderr; h3-get runs
+only the single-path part, on the first of -paths (plain quic-go with its
+own NewReno: the baseline without the session).
 
 Flags may come before or after the command. -paths takes local IP
 addresses, IP:port or interface names (an interface stands for its first
@@ -107,10 +108,10 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var o clientOptions
 	fs := flag.NewFlagSet("mpquic-client", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.addr, "addr", "", "server's multipath UDP address, HOST:PORT")
+	fs.StringVar(&o.addr, "addr", "", "server's multipath UDP address, HOST:PORT (default: the URL's)")
 	fs.StringVar(&o.h3Addr, "h3-addr", "", "server's single-path baseline UDP address (compare)")
 	fs.StringVar(&o.ca, "ca", "", "PEM certificate (or CA) that the server's certificate must verify against")
-	fs.StringVar(&o.serverName, "server-name", "localhost", "name the server's certificate must carry")
+	fs.StringVar(&o.serverName, "server-name", "localhost", "name the server's certificate must carry (default: the URL's host name if it is not an IP address, else localhost)")
 	fs.StringVar(&o.paths, "paths", "", "local IP addresses, IP:port or interface names, comma-separated, one path each, or auto: follow the interfaces (Linux) (default: one path, routing decides)")
 	fs.StringVar(&o.backup, "backup", "", "path numbers (from 1) that are backup paths, comma-separated; with -paths auto, interface names or patterns (wwan0,eth2, wwan*, cellular)")
 	fs.StringVar(&o.scheduler, "scheduler", sched.DefaultName, "client-side scheduler (the server's decides the download's paths; the result records the server's)")
@@ -140,9 +141,9 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return bad(err)
 	}
 	if len(pos) != 2 {
-		return bad(fmt.Errorf("want a command and its target (get NAME, http-get URLPATH, compare URLPATH or h3-get URLPATH), got %q", pos))
+		return bad(fmt.Errorf("want a command and its target (get URL|PATH, http-get URL|PATH, compare URL|PATH or h3-get PATH), got %q", pos))
 	}
-	cmd, target := pos[0], pos[1]
+	cmd, arg := pos[0], pos[1]
 	switch cmd {
 	case "get", "http-get", "compare", "h3-get":
 	default:
@@ -154,6 +155,24 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if _, err := cc.New(o.coupling); err != nil {
 		return bad(fmt.Errorf("-coupling: %w", err))
 	}
+	tgt, err := parseTarget(arg, o.addr)
+	if err != nil {
+		return bad(err)
+	}
+	if tgt.host != "" {
+		if cmd == "h3-get" {
+			return bad(errors.New("h3-get takes a PATH on -h3-addr, not a URL"))
+		}
+		if o.addr == "" {
+			o.addr = tgt.authority
+		}
+		named := false
+		fs.Visit(func(f *flag.Flag) { named = named || f.Name == "server-name" })
+		if !named && net.ParseIP(tgt.host) == nil {
+			o.serverName = tgt.host
+		}
+	}
+	target := tgt.path
 	if (o.addr == "" && cmd != "h3-get") || o.ca == "" {
 		return bad(errors.New("-addr and -ca are required (the server's -dev-cert writes DIR/cert.pem)"))
 	}
@@ -217,17 +236,15 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if o.verbose {
 		logf = log.New(stderr, "mpquic-client: ", log.Lmicroseconds).Printf
 	}
-	c := &clientCmd{o: o, tls: tlsConf, backup: backup, backupNames: backupNames, stdout: stdout, stderr: stderr, logf: logf}
+	c := &clientCmd{o: o, tgt: tgt, tls: tlsConf, backup: backup, backupNames: backupNames, stdout: stdout, stderr: stderr, logf: logf}
 	resultOut := stdout
 	if o.out == stdoutName {
 		resultOut = stderr // stdout carries the file
 	}
 	var results []metrics.Result
 	switch cmd {
-	case "get":
-		results = []metrics.Result{c.download(ctx, target, false)}
-	case "http-get":
-		results = []metrics.Result{c.download(ctx, target, true)}
+	case "get", "http-get":
+		results = []metrics.Result{c.download(ctx, target)}
 	case "compare":
 		results = c.compare(ctx, target)
 	case "h3-get":
@@ -299,6 +316,7 @@ func parseBackup(s string) ([]bool, error) {
 // clientCmd is one run of the client.
 type clientCmd struct {
 	o      clientOptions
+	tgt    target // what get fetches
 	tls    *tls.Config
 	backup []bool
 	// backupNames are -backup's interface names and patterns under -paths auto.
@@ -343,9 +361,9 @@ func (c *clientCmd) progress(label string) func(got, size int64) {
 	return p.Update
 }
 
-// download fetches target over a new multipath session: with the FILE
-// protocol, or over HTTP if viaHTTP.
-func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) metrics.Result {
+// download fetches c.tgt (whose path is target) over HTTP/3 on a new
+// multipath session.
+func (c *clientCmd) download(ctx context.Context, target string) metrics.Result {
 	m := c.meta()
 	fail := func(err error) metrics.Result {
 		r := mpfile.NewResult(m, mpfile.Download{}, 0, session.Stats{}, nil, interrupted(ctx, err))
@@ -412,19 +430,7 @@ func (c *clientCmd) download(ctx context.Context, target string, viaHTTP bool) m
 	stall.Begin(time.Now())
 	w = metrics.StallWriter{W: w, T: &stall}
 	label := "get " + target
-	if viaHTTP {
-		label = "http-get " + target
-		hc := &http.Client{Transport: mpfile.Transport(s)}
-		d, err = mpfile.HTTPGet(ctx, hc, "http://mpquic"+ensureSlash(target), w, c.progress(label))
-		if err == nil || errors.Is(err, mpfile.ErrMismatch) {
-			if ss, serr := mpfile.HTTPStats(ctx, hc, "http://mpquic"); serr == nil {
-				d.Server = ss
-			}
-		}
-		hc.CloseIdleConnections()
-	} else {
-		d, err = mpfile.Get(ctx, s, target, w, c.progress(label))
-	}
+	d, err = h3Get(ctx, s, c.tgt, w, c.progress(label))
 	fct := time.Since(start)
 	stall.End(start.Add(fct))
 	if err != nil {

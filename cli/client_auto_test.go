@@ -126,10 +126,10 @@ func TestAutoDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &mpfile.Server{Dir: dir}
+	hs := newH3Server(fileHandler(&mpfile.Server{Dir: dir}, nil), serverLimits{}, nil)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	defer func() { srv.Close(); <-done; pc.Close() }()
+	go func() { done <- hs.Serve(&h3sessionListener{ln: ln}) }()
+	defer func() { hs.Close(); <-done; pc.Close() }()
 
 	out := filepath.Join(t.TempDir(), "out")
 	code, rs, stderr := runClient(t, "-addr", pc.LocalAddr().String(), "-ca", ca, "-paths", "auto", "-connect-timeout", "5s", "-timeout", "1m", "get", "f", "-o", out)

@@ -20,7 +20,7 @@ func (c *clientCmd) compare(ctx context.Context, target string) []metrics.Result
 		out = "/dev/null"
 	}
 	c.o.out = out
-	results := []metrics.Result{c.download(ctx, target, true)}
+	results := []metrics.Result{c.download(ctx, target)}
 	items := strings.Split(c.o.paths, ",")
 	if strings.TrimSpace(c.o.paths) == "" {
 		items = []string{""}

@@ -18,7 +18,8 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
-// testServer runs mpfile.Server and the single-path baseline on loopback
+// testServer runs mpquic-server's HTTP/3 server on a multipath listener and
+// the single-path baseline on loopback
 // with a fresh certificate written to cert.pem; it serves a 1 MiB file "f".
 type testServer struct {
 	addr, h3Addr string
@@ -55,20 +56,22 @@ func startServer(t *testing.T) *testServer {
 		t.Fatal(err)
 	}
 	srv := &mpfile.Server{Dir: dir}
+	var lim serverLimits
+	hs := newH3Server(fileHandler(srv, nil), lim, nil)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- hs.Serve(&h3sessionListener{ln: ln}) }()
 	hpc, err := net.ListenUDP("udp4", lo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := mpfile.ServeSinglePath(hpc, pair.Server, srv.Handler())
+	sp, err := mpfile.ServeSinglePath(hpc, pair.Server, fileHandler(srv, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		sp.Close()
 		hpc.Close()
-		srv.Close()
+		hs.Close()
 		<-done
 		pc.Close()
 	})
@@ -160,10 +163,10 @@ func TestNoSuchFile(t *testing.T) {
 	ts := startServer(t)
 	out := filepath.Join(t.TempDir(), "out")
 	code, rs, stderr := runClient(t, "-addr", ts.addr, "-ca", ts.ca, "get", "nothing", "-o", out)
-	if code != exitFail || len(rs) != 1 || !strings.Contains(rs[0].Error, "no such file: nothing") {
+	if code != exitFail || len(rs) != 1 || !strings.Contains(rs[0].Error, "404 Not Found") {
 		t.Errorf("exit %d, results %+v, stderr %s", code, rs, stderr)
 	}
-	if want := "mpquic-client: server: no such file: nothing\n"; stderr != want {
+	if want := "mpquic-client: server: 404 Not Found: 404 page not found\n"; stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 	code, _, stderr = runClient(t, "-addr", ts.addr, "-ca", ts.ca, "-q", "http-get", "/.hidden-secret", "-o", out)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/cc"
+	"github.com/mpqsched/mpqsched/pkg/h3"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
 	"github.com/mpqsched/mpqsched/pkg/session"
 	"github.com/mpqsched/mpqsched/sched"
@@ -27,13 +28,16 @@ const serverSynopsis = `usage: mpquic-server -dir DIR [-addr :4433] [-scheduler 
                      (-cert FILE -key FILE | -dev-cert DIR [-name HOST])
                      [-h3-addr :4434] [-qlog DIR] [-v] [limits]
 
-Serves the files of DIR over multipath QUIC sessions: the FILE protocol of
-pkg/mpfile and HTTP/1.1 on the session's streams, to any number of
-concurrent sessions; with -h3-addr, also over plain single-path HTTP/3 (the
-baseline of mpquic-client compare). The server's scheduler decides the
-paths of every download, and its -coupling (and -reno-friendly) the
-congestion response of every path that carries one (docs/coupling.md).
--dev-cert DIR makes a self-signed certificate for
+Serves the files of DIR over HTTP/3 (pkg/h3) on multipath QUIC sessions,
+to any number of concurrent sessions: GET and HEAD with Range and
+conditional requests, a Repr-Digest (SHA-256) header on every 200, and
+/.mpq/stats (the session's sender counters). With -h3-addr, also over plain
+single-path HTTP/3 with quic-go's http3 (the baseline of mpquic-client
+compare). The FILE protocol and HTTP/1.1 on the session's streams are
+retired (pkg/mpfile keeps the FILE protocol as a library). The server's
+scheduler decides the paths of every download, and its -coupling (and
+-reno-friendly) the congestion response of every path that carries one
+(docs/coupling.md). -dev-cert DIR makes a self-signed certificate for
 -name once, keeps it in DIR/cert.pem and DIR/key.pem (mode 0600) and reuses
 it on later starts while it is valid for -name, so the client's pinned
 -ca DIR/cert.pem stays good. SIGINT or SIGTERM stops accepting, closes
@@ -155,7 +159,11 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		srv.Logf = logger.Printf
 	}
 	o.limits.apply(srv, cfg, logger.Printf)
-	if err := serve(ctx, o, cfg, srv, tlsConf, logger); err != nil {
+	var logf func(string, ...any)
+	if o.verbose {
+		logf = logger.Printf
+	}
+	if err := serve(ctx, o, cfg, srv, tlsConf, logger, logf); err != nil {
 		logger.Print(err)
 		return exitFail
 	}
@@ -174,9 +182,10 @@ func sessionCoupling(name string, renoFriendly bool) string {
 	return name
 }
 
-// serve runs srv on the multipath listener (and the baseline) until ctx
-// ends or serving fails.
-func serve(ctx context.Context, o serverOptions, cfg *session.Config, srv *mpfile.Server, tlsConf *tls.Config, logger *log.Logger) error {
+// serve runs srv's handler over HTTP/3 on the multipath listener (and on
+// the baseline) until ctx ends or serving fails; logf, if not nil, logs
+// every session and request.
+func serve(ctx context.Context, o serverOptions, cfg *session.Config, srv *mpfile.Server, tlsConf *tls.Config, logger *log.Logger, logf func(string, ...any)) error {
 	ua, err := net.ResolveUDPAddr("udp", o.addr)
 	if err != nil {
 		return err
@@ -202,7 +211,7 @@ func serve(ctx context.Context, o serverOptions, cfg *session.Config, srv *mpfil
 			return err
 		}
 		defer hpc.Close()
-		sp, err := mpfile.ServeSinglePath(hpc, tlsConf, srv.Handler())
+		sp, err := mpfile.ServeSinglePath(hpc, tlsConf, fileHandler(srv, logf))
 		if err != nil {
 			ln.Close()
 			return err
@@ -210,19 +219,24 @@ func serve(ctx context.Context, o serverOptions, cfg *session.Config, srv *mpfil
 		defer sp.Close()
 		logger.Printf("single-path baseline (%s, ALPN %s) on %v", mpfile.SinglePathProto, mpfile.SinglePathALPN, sp.Addr())
 	}
-	logger.Printf("serving %s on %v (multipath QUIC, scheduler %s, coupling %s, reno-friendly %v; FILE and HTTP on session streams)", o.dir, ln.Addr(), o.scheduler, o.coupling, o.renoFriendly)
+	logger.Printf("serving %s on %v (multipath QUIC, scheduler %s, coupling %s, reno-friendly %v; HTTP/3 on the session)", o.dir, ln.Addr(), o.scheduler, o.coupling, o.renoFriendly)
+	hl := &h3sessionListener{ln: ln, logf: logf}
+	hs := newH3Server(fileHandler(srv, logf), o.limits, srv.Limits)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- hs.Serve(hl) }()
 	select {
 	case <-ctx.Done():
-		logger.Printf("%v: closing %d sessions", context.Cause(ctx), srv.Sessions())
-		if err := srv.Close(); err != nil {
+		logger.Printf("%v: closing %d sessions", context.Cause(ctx), hl.sessions.Load())
+		if err := hs.Close(); err != nil {
 			logger.Printf("close: %v", err)
 		}
 		<-errc
 		return nil
 	case err := <-errc:
-		srv.Close()
+		hs.Close()
+		if errors.Is(err, h3.ErrServerClosed) || errors.Is(err, session.ErrClosed) {
+			return nil
+		}
 		return err
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // serverLimits are mpquic-server's bounds on what a client can hold: the
-// request deadlines of pkg/mpfile's FILE and HTTP servers, the session
+// request deadlines of the HTTP/3 server (pkg/h3), the session
 // limits of pkg/session's Listener (sessions in total, per source address
 // and in handshake; idle, handshake and acknowledgement timeouts; data kept
 // for retransmission; address validation), and how often a reached limit
@@ -55,9 +55,9 @@ var validations = map[string]session.AddressValidation{
 
 // register adds the limits' flags to fs.
 func (l *serverLimits) register(fs *flag.FlagSet) {
-	fs.DurationVar(&l.requestTimeout, "request-timeout", mpfile.DefaultRequestTimeout, "a stream must send its whole request (FILE line, HTTP header) within this")
-	fs.DurationVar(&l.writeTimeout, "write-timeout", mpfile.DefaultWriteTimeout, "reset a response stream that made no progress for this long (a client that stopped reading; renewed by every write that goes through)")
-	fs.DurationVar(&l.idleTimeout, "http-idle-timeout", mpfile.DefaultIdleTimeout, "close an HTTP stream that waits this long for its next request")
+	fs.DurationVar(&l.requestTimeout, "request-timeout", mpfile.DefaultRequestTimeout, "a request stream must send its HTTP/3 HEADERS within this (h3.Server.HeaderTimeout)")
+	fs.DurationVar(&l.writeTimeout, "write-timeout", mpfile.DefaultWriteTimeout, "reset a response stream whose writes wait this long for the client's credit (a client that stopped reading; h3.Server.WriteTimeout)")
+	fs.DurationVar(&l.idleTimeout, "http-idle-timeout", mpfile.DefaultIdleTimeout, "ignored: HTTP/1.1 keep-alive streams are retired (HTTP/3 opens one stream per request); kept so that old command lines still parse")
 	fs.DurationVar(&l.logInterval, "limit-log-interval", mpfile.DefaultLogInterval, "log each kind of reached request limit at most once per interval, with a count of the rest (session refusals: once per 10s)")
 	fs.BoolVar(&l.listing, "http-listing", false, "HTTP lists directories that have no index.html (default: 404)")
 	fs.IntVar(&l.maxSessions, "max-sessions", session.DefaultMaxSessions, fmt.Sprintf("concurrent sessions; more are refused (1..%d)", maxSessionsFlag))

@@ -1,18 +1,18 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mpqsched/mpqsched/cmd/mpq-attack/attack"
+	"github.com/mpqsched/mpqsched/pkg/h3"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
@@ -62,19 +62,20 @@ func onSessions(ua *net.UDPAddr, tlsConf *tls.Config, n int, f func(*session.Ses
 // it reads: time for the server to fill the stream's window first.
 const neverReadingMargin = 10 * time.Second
 
-// neverReading (load test (f)) requests the large file on n sessions and
-// never reads until ctx ends; then it reads what is left and counts in
-// Ended the downloads the server reset with mpfile.CodeWriteTimeout.
+// neverReading (load test (f)) requests the large file over HTTP/3 on n
+// sessions and never reads the body until ctx ends; then it reads what is
+// left and counts in Ended the downloads the server reset (its write
+// timeout fails the handler's writes and the stream is reset).
 func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n int) attack.Result {
 	var ended atomic.Int64
 	sessions := onSessions(ua, tlsConf, n, func(s *session.Session) {
-		st, err := s.OpenStreamSync(ctx)
+		tr := &h3.Transport{Dial: func(context.Context, string) (h3.Conn, error) { return h3.FromSession(s), nil }}
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "https://"+ua.String()+"/big", nil)
+		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			return
 		}
-		if _, err := fmt.Fprintf(st, "FILE big\n"); err != nil {
-			return
-		}
+		defer resp.Body.Close()
 		// Read nothing until the legitimate load is over and the
 		// server's write timeout has certainly run out: a fast load
 		// must not end the attack before the reset is due. Counting
@@ -86,10 +87,9 @@ func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n i
 		// that.
 		<-ctx.Done()
 		time.Sleep(mpfile.DefaultWriteTimeout + neverReadingMargin)
-		st.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, err = io.Copy(io.Discard, st)
-		var se *session.StreamError
-		if errors.As(err, &se) && se.Remote && se.ErrorCode == mpfile.CodeWriteTimeout {
+		_, err = io.Copy(io.Discard, resp.Body)
+		var he *h3.Error
+		if errors.As(err, &he) && he.Stream && he.Remote {
 			ended.Add(1)
 		}
 	})
@@ -97,9 +97,10 @@ func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n i
 }
 
 // halfSent (load test (g)) opens perSession streams on each of n sessions
-// and sends half a request on each (a FILE line without its end, an HTTP
-// header without its empty line); Frames counts the requests, Ended those
-// the server cut (the stream ended) within 20 s.
+// and sends half an HTTP/3 request on each (a HEADERS frame's type alone,
+// or its header announcing 100 bytes and 10 of them); Frames counts the
+// requests, Ended those the server cut (the stream reset or ended) within
+// 20 s.
 func halfSent(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n, perSession int) attack.Result {
 	var frames, ended atomic.Int64
 	sessions := onSessions(ua, tlsConf, n, func(s *session.Session) {
@@ -109,11 +110,11 @@ func halfSent(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n, perS
 			if err != nil {
 				return
 			}
-			half := "FILE f10"
+			half := []byte{0x01} // HEADERS, no length
 			if i%2 == 1 {
-				half = "GET /f10 HTTP/1.1\r\nHost: mpquic\r\n"
+				half = append([]byte{0x01, 0x40, 100}, make([]byte, 10)...)
 			}
-			if _, err := io.WriteString(st, half); err != nil {
+			if _, err := st.Write(half); err != nil {
 				return
 			}
 			frames.Add(1)
@@ -122,7 +123,8 @@ func halfSent(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n, perS
 				defer swg.Done()
 				st.SetReadDeadline(time.Now().Add(20 * time.Second))
 				b, err := io.ReadAll(st)
-				if err == nil && (len(b) == 0 || bytes.Contains(b, []byte("408"))) {
+				var se *session.StreamError
+				if err == nil && len(b) == 0 || errors.As(err, &se) && se.Remote {
 					ended.Add(1)
 				}
 				st.Close()

@@ -1,7 +1,7 @@
 // Package netns holds the root-only end-to-end tests over real network
 // namespaces: the two-path topology of the "real networks" issue, checked
 // for RTT and rate, then 20 MB downloads over kernel MPTCP (reno) and over
-// multipath QUIC (cmd/mpquic-server, cmd/mpquic-client) with the minRTT and
+// HTTP/3 on multipath QUIC (cmd/mpquic-server, mpquic-client get https://…) with the minRTT and
 // redundant schedulers, lossless and with 0.5% loss; a download that loses
 // path 2 midway (TestPathDown); path 1 down for 10 s mid-download, its
 // recovery beside kernel MPTCP's (TestOutageRecoveryVsMPTCP,
@@ -146,6 +146,7 @@ func TestTwoPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := e.kernelMPTCP(t)
+			mptcpFCT := res.FCTSeconds
 			// Floors catch a broken setup or a stalled transfer, not a slow
 			// machine: they sit well below what was measured (91% and 43-50%).
 			minFrac := 0.65 // lossless: reno over two paths fills most of the capacity
@@ -181,6 +182,8 @@ func TestTwoPath(t *testing.T) {
 					}
 					frac := res.GoodputBps / res.CapacityBps
 					summary = append(summary, fmt.Sprintf("%-8s %-13s goodput %6.2f Mbit/s = %5.1f%% of capacity", name, "mpquic-"+sched, res.GoodputBps/1e6, 100*frac))
+					t.Logf("RESULT HTTP/3 get over 2 paths, %s: %.2f s, kernel MPTCP %.2f s for the same file (ratio %.2f), sha256_ok %v",
+						sched, res.FCTSeconds, mptcpFCT, res.FCTSeconds/mptcpFCT, res.SHA256OK)
 					checkQUIC(t, res, sched, lossPct)
 				})
 			}
@@ -322,9 +325,10 @@ func (e *env) kernelMPTCPDuring(t *testing.T, during func()) (metrics.Result, er
 		during)
 }
 
-// multipathQUIC downloads the payload over a multipath QUIC session on
-// every path with the named scheduler (server and client), and returns the
-// client's Result. If during is not nil it runs, on its own goroutine, once
+// multipathQUIC downloads the payload with mpquic-client get
+// https://SERVER/payload (HTTP/3 over a multipath QUIC session on every
+// path, SHA-256 checked against the server's Repr-Digest) with the named
+// scheduler (server and client), and returns the client's Result. If during is not nil it runs, on its own goroutine, once
 // the client has started.
 func (e *env) multipathQUIC(t *testing.T, scheduler string, during func()) (metrics.Result, error) {
 	t.Helper()
@@ -344,10 +348,10 @@ func (e *env) multipathQUICOut(t *testing.T, scheduler string, during func()) (m
 	return runDownloadOut(t, e,
 		filepath.Join(e.bin, "mpquic-server"), []string{"-dir", e.dataDir, "-addr", addr, "-scheduler", scheduler,
 			"-cert", filepath.Join(e.certDir, "cert.pem"), "-key", filepath.Join(e.certDir, "key.pem"), "-name", certName, "-v"},
-		filepath.Join(e.bin, "mpquic-client"), []string{"-addr", addr, "-ca", filepath.Join(e.certDir, "cert.pem"), "-server-name", certName,
+		filepath.Join(e.bin, "mpquic-client"), []string{"-ca", filepath.Join(e.certDir, "cert.pem"), "-server-name", certName,
 			"-paths", strings.Join(pathAddrs, ","), "-scheduler", scheduler, "-scenario", e.spec.Name,
 			"-capacity-bps", fmt.Sprint(e.spec.CapacityDownBps()), "-timeout", "3m", "-v",
-			"get", e.payload(), "-o", "/dev/null"},
+			"get", "https://" + addr + "/" + e.payload(), "-o", "/dev/null"},
 		during)
 }
 
