@@ -90,10 +90,15 @@ func fileHandler(fs *mpfile.Server, logf func(string, ...any)) http.Handler {
 // h with the request limits of l; protocol errors of hostile peers go
 // to limits (rate-limited).
 func newH3Server(h http.Handler, l serverLimits, limits *mpfile.RateLog) *h3.Server {
+	idle := l.sessionIdle // -idle-timeout: HTTP/3's control streams keep a session's own idle timer from firing
+	if idle == 0 {
+		idle = -1 // off
+	}
 	return &h3.Server{
 		Handler:       h,
 		HeaderTimeout: l.requestTimeout,
 		WriteTimeout:  l.writeTimeout,
+		IdleTimeout:   idle,
 		ErrorLog: func(format string, args ...any) {
 			limits.Event(time.Now(), "http3", fmt.Sprintf(format, args...))
 		},

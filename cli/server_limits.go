@@ -63,7 +63,7 @@ func (l *serverLimits) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.maxSessions, "max-sessions", session.DefaultMaxSessions, fmt.Sprintf("concurrent sessions; more are refused (1..%d)", maxSessionsFlag))
 	fs.IntVar(&l.maxSessionsPerIP, "max-sessions-per-ip", session.DefaultMaxSessionsPerIP, fmt.Sprintf("concurrent sessions from one source IP address (1..%d)", maxSessionsFlag))
 	fs.IntVar(&l.maxHandshakes, "max-handshakes", session.DefaultMaxHandshakes, fmt.Sprintf("concurrent session handshakes; more are refused (1..%d)", maxHandshakesFlag))
-	fs.DurationVar(&l.sessionIdle, "idle-timeout", session.DefaultIdleTimeout, "end a session with no open stream and nothing in flight for this long (0: never; at most 24h)")
+	fs.DurationVar(&l.sessionIdle, "idle-timeout", session.DefaultIdleTimeout, "end a session that runs no HTTP/3 request, with no other open stream and nothing in flight, for this long (0: never; at most 24h)")
 	fs.DurationVar(&l.handshakeTimeout, "handshake-timeout", session.DefaultHandshakeTimeout, "a path's session handshake must complete within this after QUIC's (at most 1h)")
 	fs.DurationVar(&l.ackTimeout, "ack-timeout", session.DefaultAckTimeout, "end a session whose acknowledgements stop progressing this long while data is outstanding (at most 1h)")
 	fs.IntVar(&l.maxUnacked, "max-unacked", session.DefaultMaxUnackedBytes, fmt.Sprintf("bytes a session keeps for retransmission at most, whatever window the client announces (%d..%d)", minUnackedFlag, int64(maxUnackedFlag)))

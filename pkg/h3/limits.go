@@ -32,6 +32,12 @@ const (
 	// Write after this long and its stream is reset.
 	DefaultWriteTimeout = 30 * time.Second
 
+	// DefaultIdleTimeout is how long a server connection may run no request
+	// before the server closes it (Server.IdleTimeout). HTTP/3's control
+	// streams stay open for the connection's life, so a transport's own
+	// "no open stream" idle timer never fires under HTTP/3.
+	DefaultIdleTimeout = 5 * time.Minute
+
 	// DefaultDialTimeout bounds a Transport's Dial.
 	DefaultDialTimeout = 30 * time.Second
 

@@ -39,6 +39,13 @@ type Server struct {
 	// further stream until a handler returns (the peer waits for credit).
 	MaxConcurrentRequests int
 
+	// IdleTimeout closes a connection (H3_NO_ERROR, "idle") on which no
+	// request has run for this long; see DefaultIdleTimeout; negative: never.
+	// Only requests count: QUIC keep-alives and control frames do not, so a
+	// client that connects and never asks holds the server's connection for
+	// IdleTimeout at most.
+	IdleTimeout time.Duration
+
 	// ErrorLog receives handler panics and connection errors; nil: none.
 	ErrorLog func(format string, args ...any)
 
@@ -117,6 +124,8 @@ type serverConn struct {
 	goAway  bool                // GOAWAY sent: later streams are refused
 	active  int                 // handlers running
 	slots   chan struct{}       // one per running handler (Server.MaxConcurrentRequests)
+	idle    *time.Timer         // closes the connection after IdleTimeout with no handler running; nil: never
+	idleFor time.Duration       // Server.IdleTimeout with its default
 }
 
 // ServeConn serves HTTP/3 on c until the connection ends; it returns
@@ -146,6 +155,15 @@ func (s *Server) ServeConn(c Conn) error {
 	}
 	ctx, cancel := context.WithCancel(c.Context())
 	defer cancel()
+	if sc.idleFor = s.IdleTimeout; sc.idleFor == 0 {
+		sc.idleFor = DefaultIdleTimeout
+	}
+	if sc.idleFor > 0 {
+		sc.mu.Lock()
+		sc.idle = time.AfterFunc(sc.idleFor, sc.idleExpired)
+		sc.mu.Unlock()
+		defer sc.idle.Stop()
+	}
 	sc.slots = make(chan struct{}, orInt(s.MaxConcurrentRequests, DefaultMaxConcurrentRequests))
 	for {
 		select {
@@ -169,6 +187,9 @@ func (s *Server) ServeConn(c Conn) error {
 			sc.nextID = max(sc.nextID, st.ID()+4)
 			sc.streams[st.ID()] = st
 			sc.active++
+			if sc.idle != nil {
+				sc.idle.Stop()
+			}
 		}
 		sc.mu.Unlock()
 		if refused {
@@ -216,8 +237,22 @@ func (sc *serverConn) done(id uint64) {
 	sc.mu.Lock()
 	delete(sc.streams, id)
 	sc.active--
+	if sc.active == 0 && sc.idle != nil {
+		sc.idle.Reset(sc.idleFor)
+	}
 	sc.mu.Unlock()
 	<-sc.slots
+}
+
+// idleExpired closes the connection if still no handler runs (a request
+// accepted while the timer fired keeps it).
+func (sc *serverConn) idleExpired() {
+	sc.mu.Lock()
+	idle := sc.active == 0
+	sc.mu.Unlock()
+	if idle {
+		sc.h.c.CloseWithError(uint64(ErrCodeNoError), "idle")
+	}
 }
 
 // serve runs one request.

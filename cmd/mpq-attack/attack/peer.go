@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,7 +104,9 @@ func Dial(ctx context.Context, addr *net.UDPAddr, conf *tls.Config) (*Peer, erro
 	if p.Out, err = p.Conn.OpenUniStream(); err != nil {
 		return fail(err)
 	}
-	if _, err := p.Out.Write(wire.AppendHandshake(nil, wire.Hello{})); err != nil {
+	hello := wire.Hello{}
+	grantUniStreams(&hello.Params, 16)
+	if _, err := p.Out.Write(wire.AppendHandshake(nil, hello)); err != nil {
 		return fail(err)
 	}
 	in, err := p.Conn.AcceptUniStream(ctx)
@@ -155,10 +158,16 @@ func (p *Peer) Records(b []byte) error {
 }
 
 // Request sends line on client stream 0 (without ending the stream) and,
-// in protocol version 2, grants the server the largest window on it.
+// in protocol version 2, grants the server the largest window on it. From
+// protocol version 3 on, where the commands serve HTTP/3, a "FILE NAME"
+// line goes as an HTTP/3 GET of /NAME instead (http3.go).
 func (p *Peer) Request(line string) error {
-	b := wire.AppendRecordHeader(nil, wire.RecData, 0, uint64(len(line)))
-	b = append(b, line...)
+	req := []byte(line)
+	if name, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "FILE "); ok && Version() >= 3 {
+		req = h3Get(name)
+	}
+	b := wire.AppendRecordHeader(nil, wire.RecData, 0, uint64(len(req)))
+	b = append(b, req...)
 	if Version() >= 2 {
 		b = append(b, recMaxData)
 		b = quicvarint.Append(b, 0)
