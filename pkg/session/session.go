@@ -47,7 +47,10 @@
 //     application that does not keep up loses the oldest events
 //     (PathEvent.Dropped counts them).
 //   - The scheduler (Config.Scheduler, NewScheduler) and its observers are
-//     called with the session's lock held and must not call the session.
+//     called one at a time, from the send loop or a SendDatagram caller,
+//     with no lock held that Read, Write or the path readers need: a slow
+//     Decide delays sending only. They may call Stats, Paths and the like,
+//     but not Close, SendDatagram or another method that sends.
 package session
 
 import (
