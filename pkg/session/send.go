@@ -227,7 +227,7 @@ func (s *Session) sendLoop() {
 			s.snd.schedMu.Unlock()
 			return
 		}
-		s.setRoomWakes(true) // before the scheduler reads the windows
+		s.setRoomWakes(true)                        // before the scheduler reads the windows
 		d.add(timerSchedule, s.scheduleLocked(now)) // releases s.mu while the scheduler decides
 		if s.closed {
 			s.mu.Unlock()
