@@ -1,7 +1,6 @@
 package session
 
 import (
-	"sync"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
@@ -51,7 +50,7 @@ type sender struct {
 	// schedMu serializes the scheduler's calls (obsqueue.go); it is taken
 	// before Session.mu, never while holding it. ci, snap and slots are
 	// written under both locks and read by Decide under schedMu alone.
-	schedMu sync.Mutex
+	schedMu sessionMutex
 	ci      sched.ConnInfo // the connection's view for the scheduler's current decision
 	snap    []sched.PathInfo
 	slots   []int    // slot of each snap entry

@@ -394,8 +394,8 @@ type Session struct {
 	robs     sched.ReceiverObserver // nil if it takes no receiver reports
 	start    time.Time
 
-	mu         sync.Mutex
-	cond       *sync.Cond // signals stream readers and writers, and Close
+	mu         sessionMutex // sync.Mutex (lockcount_off.go)
+	cond       *sync.Cond   // signals stream readers and writers, and Close
 	slots      [sched.MaxPaths]*path
 	allPaths   []*path        // every path the session had, for Stats (bounded)
 	endPaths   []sched.PathID // the paths the session had when it ended (Paths after close; at most MaxPaths)
