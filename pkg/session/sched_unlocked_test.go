@@ -216,3 +216,140 @@ func TestObserverMayCallStats(t *testing.T) {
 		t.Errorf("callbacks not exercised: decides %d, acks %d, reports %d, datagrams %d", x.decides.Load(), x.acks.Load(), x.reports.Load(), x.dgrams.Load())
 	}
 }
+
+// The decision is checked against what changed while the scheduler decided
+// without s.mu (issue 19, what to build, item 3): the path that minRTT
+// chose is removed while Decide blocks, so the decision names a path that
+// is gone. It is dropped and the round decides again on the paths left;
+// every byte still arrives once, in order.
+func TestPathRemovedDuringDecide(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bs := &blockingSched{entered: make(chan struct{}), release: make(chan struct{})}
+		cliCfg := &Config{NewScheduler: func() sched.Scheduler {
+			bs.Scheduler, _ = sched.New("minrtt")
+			return bs
+		}}
+		fast := emu.LinkConfig{RateBps: 10e6, Delay: 5 * time.Millisecond}
+		slow := emu.LinkConfig{RateBps: 10e6, Delay: 30 * time.Millisecond}
+		tb := newTestbedCfgs(t, 1, nil, cliCfg, true, emu.PathSpec{Up: fast, Down: fast}, emu.PathSpec{Up: slow, Down: slow})
+		defer tb.close()
+		st, _ := tb.cli.OpenStream()
+		if _, err := st.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		peer := accept(t, tb.srv, 10*time.Second)
+		time.Sleep(time.Second) // both paths have RTT samples: minRTT prefers the fast one
+
+		up := bytes.Repeat([]byte{'u'}, 256<<10)
+		bs.armed.Store(true)
+		go func() { st.Write(up); st.Close() }()
+		<-bs.entered
+		ids := tb.cli.Paths()
+		if len(ids) != 2 {
+			t.Fatalf("paths %v, want 2", ids)
+		}
+		if err := tb.cli.RemovePath(ids[0]); err != nil { // the fast path, minRTT's choice
+			t.Fatal(err)
+		}
+		close(bs.release)
+		got := readAll(t, peer, 60*time.Second)
+		if want := append([]byte("x"), up...); !bytes.Equal(got, want) {
+			t.Fatalf("peer read %d bytes, want %d intact", len(got), len(want))
+		}
+		if p := tb.cli.Paths(); len(p) != 1 || p[0] == ids[0] {
+			t.Errorf("paths after removal %v, want only %d", p, ids[1])
+		}
+	})
+}
+
+// The observation queue's bounds (obsqueue.go): past obsQueueMax events
+// are counted and dropped, never waited for; past maxObsReports receiver
+// reports merge into the last; delivery keeps the order, and a steady
+// queue allocates nothing.
+func TestObsQueueBounds(t *testing.T) {
+	cfg, _ := (&Config{MaxUnackedBytes: 1200 * 100, SegmentSize: 1200}).withDefaults()
+	var rec recordObs
+	s, err := newSession(cfg, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.obs, s.robs = &rec, &rec
+	q := &s.snd.obsq
+	if want := 2*100 + 256; q.max != want {
+		t.Fatalf("bound %d events, want %d", q.max, want)
+	}
+	now := time.Unix(1, 0)
+	s.mu.Lock()
+	for i := range q.max + 10 {
+		s.obsAckedLocked(now, 1, uint64(i), 1200, now)
+	}
+	s.mu.Unlock()
+	if len(q.evs) != q.max || q.dropped != 10 {
+		t.Fatalf("%d queued, %d dropped; want %d and 10", len(q.evs), q.dropped, q.max)
+	}
+	s.mu.Lock()
+	ok := q.takeLocked()
+	s.mu.Unlock()
+	s.obsDeliver()
+	if !ok || rec.acks != q.max || rec.lastSeq != uint64(q.max-1) || rec.outOfOrder {
+		t.Fatalf("delivered %d acks (last %d, out of order %v), want %d in order", rec.acks, rec.lastSeq, rec.outOfOrder, q.max)
+	}
+
+	s.mu.Lock()
+	for range maxObsReports + 4 {
+		s.obsReportLocked(now, sched.ReceiverReport{Interval: time.Second, GoodputBytes: 10, ReorderBytes: 7})
+	}
+	q.takeLocked()
+	s.mu.Unlock()
+	s.obsDeliver()
+	if rec.reports != maxObsReports || rec.last.Interval != 5*time.Second || rec.last.GoodputBytes != 50 || rec.last.ReorderBytes != 7 {
+		t.Fatalf("%d reports, last %+v; want %d, the last merging 5", rec.reports, rec.last, maxObsReports)
+	}
+
+	round := func() {
+		s.mu.Lock()
+		for i := range 64 {
+			s.obsAckedLocked(now, 1, uint64(i), 1200, now)
+		}
+		s.obsLostLocked(now, 1, 3)
+		s.obsReportLocked(now, sched.ReceiverReport{})
+		q.takeLocked()
+		s.mu.Unlock()
+		s.obsDeliver()
+	}
+	round() // both halves at their steady size
+	round()
+	// Count every allocation, not testing.AllocsPerRun's truncated mean.
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for range 100 {
+		round()
+	}
+	runtime.ReadMemStats(&m1)
+	if n := m1.Mallocs - m0.Mallocs; n != 0 {
+		t.Errorf("%d allocations in 100 rounds of 66 events, want 0", n)
+	}
+}
+
+// recordObs records the observer calls it gets.
+type recordObs struct {
+	acks, reports int
+	lastSeq       uint64
+	outOfOrder    bool
+	last          sched.ReceiverReport
+}
+
+func (r *recordObs) SegmentAcked(now time.Time, path sched.PathID, seq, size uint64, sentAt time.Time) {
+	if r.acks > 0 && seq != r.lastSeq+1 {
+		r.outOfOrder = true
+	}
+	r.acks++
+	r.lastSeq = seq
+}
+
+func (r *recordObs) SegmentLost(now time.Time, path sched.PathID, seq uint64) {}
+
+func (r *recordObs) ReceiverReport(now time.Time, rep sched.ReceiverReport) {
+	r.reports++
+	r.last = rep
+}
