@@ -222,10 +222,10 @@ type Scheduler interface {
 
 // Observer is implemented by schedulers that learn from what happened to the
 // segments they placed (Peekaboo, EdAR, BLEST's λ). The transport serializes
-// these calls with each other and with Decide (the session makes them under
-// its lock), but they may come from other goroutines than the one calling
-// Decide: the session reports acknowledgements from the goroutine that reads
-// the peer's Acks and losses from the one that watches the paths.
+// these calls with each other and with Decide, but they may come from other
+// goroutines than the one calling Decide. (The session queues what it learns
+// and makes these calls from its send loop, before its next Decide, in the
+// order the events happened.)
 type Observer interface {
 	// SegmentAcked reports that segment seq, last sent on path at sentAt,
 	// was acknowledged at now; size is its payload in bytes.
@@ -238,7 +238,7 @@ type Observer interface {
 // ReceiverObserver is implemented by schedulers that take the receiver's
 // reports (EdAR's reward features), which travel back over the session's
 // control channel. ReceiverReport is serialized with Decide as Observer's
-// calls are, from the goroutine that reads the peer's reports.
+// calls are.
 type ReceiverObserver interface {
 	ReceiverReport(now time.Time, r ReceiverReport)
 }

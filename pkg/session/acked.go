@@ -101,7 +101,7 @@ func (s *Session) ackedLocked(g *segment, now time.Time, v *ackView) {
 		s.ccAckedLocked(p, n, cwnd)
 		p.rate.acked(now, n, max(srtt, 10*time.Millisecond))
 		if s.obs != nil {
-			s.obs.SegmentAcked(now, p.id, g.seq, n, g.sentAt)
+			s.obsAckedLocked(now, p.id, g.seq, n, g.sentAt) // delivered by the send loop (obsqueue.go)
 		}
 	}
 	putSegBuf(g.data) // the writer copies data under s.mu, so nothing else holds it

@@ -28,7 +28,8 @@ const DatagramQueueLen = 128
 
 // datagrams is a session's application-datagram state.
 type datagrams struct {
-	// Sender, guarded by Session.mu.
+	// Sender, guarded by Session.mu; ci, snap and slots also by
+	// sender.schedMu, under which DecideDatagram reads them.
 	nextSeq uint64           // sequence number of the next datagram
 	ci      sched.ConnInfo   // the scheduler's view for the current decision (kept here: a local would escape)
 	snap    []sched.PathInfo // the paths' snapshots for the current decision
@@ -139,35 +140,45 @@ func (s *Session) SendDatagram(b []byte) error {
 	}
 	d := &s.dgram
 	now := s.now()
+	// The scheduler decides under schedMu, without s.mu (obsqueue.go).
+	s.snd.schedMu.Lock()
 	s.mu.Lock()
 	if s.closed {
 		err := s.closedErrLocked()
 		s.mu.Unlock()
+		s.snd.schedMu.Unlock()
 		return err
 	}
+	var paths [sched.MaxPaths]*path // of each snap entry
 	d.snap, d.slots = d.snap[:0], d.slots[:0]
 	for i, p := range s.slots {
 		if p != nil {
+			paths[len(d.snap)] = p
 			d.snap = append(d.snap, p.info(s.snd.segSize))
 			d.slots = append(d.slots, i)
 		}
 	}
 	d.ci = s.connInfoLocked(now)
-	set := sched.DecideDatagram(s.sch, &d.ci, d.snap, len(b))
-	var to [sched.MaxPaths]*path
-	n := 0
-	for i := range d.snap {
-		if set.Has(i) {
-			to[n] = s.slots[d.slots[i]]
-			n++
-		}
-	}
 	seq := d.nextSeq
 	d.nextSeq++
 	if now.After(s.lastActive) {
 		s.lastActive = now
 	}
+	observed := s.snd.obsq.takeLocked()
 	s.mu.Unlock()
+	if observed {
+		s.obsDeliver()
+	}
+	set := sched.DecideDatagram(s.sch, &d.ci, d.snap, len(b))
+	var to [sched.MaxPaths]*path // a path removed meanwhile refuses the datagram: lost, as on a path going away
+	n := 0
+	for i := range d.snap {
+		if set.Has(i) {
+			to[n] = paths[i]
+			n++
+		}
+	}
+	s.snd.schedMu.Unlock()
 
 	msg := wire.AppendAppDatagram(make([]byte, 0, wire.AppDatagramHeaderLen(seq)+len(b)), seq, b)
 	sent := 0

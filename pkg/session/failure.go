@@ -94,7 +94,7 @@ func (s *Session) reinjectLocked(p *path, now time.Time) {
 		s.snd.retrans = append(s.snd.retrans, g.seq)
 		s.stats.reinjected++
 		if s.obs != nil {
-			s.obs.SegmentLost(now, p.id, g.seq)
+			s.obsLostLocked(now, p.id, g.seq) // delivered by the send loop (obsqueue.go)
 		}
 	}
 	poke(s.wake)

@@ -376,7 +376,7 @@ func (s *Session) reportReceived(w *wire.Report) {
 		DuplicateBytes: w.DuplicateBytes,
 	}
 	s.mu.Lock()
-	s.robs.ReceiverReport(s.now(), rep)
+	s.obsReportLocked(s.now(), rep) // delivered by the send loop (obsqueue.go)
 	s.mu.Unlock()
 	poke(s.wake)
 }

@@ -65,11 +65,33 @@ func (s *Session) hasWorkLocked() bool {
 	return false
 }
 
-// maxDecisions bounds one scheduling round so other goroutines get the lock.
+// snapValidLocked reports whether every path of the snapshot is still in
+// its slot: none was removed, or replaced by a new path in the same slot,
+// while the scheduler decided without s.mu.
+func (s *Session) snapValidLocked() bool {
+	sn := &s.snd
+	for i, slot := range sn.slots {
+		if p := s.slots[slot]; p == nil || p.id != sn.snap[i].ID {
+			return false
+		}
+	}
+	return true
+}
+
+// maxDecisions bounds one scheduling round so that timers and probes run
+// between rounds.
 const maxDecisions = 512
 
 // scheduleLocked asks the scheduler for decisions until it waits or nothing
 // can be sent. It returns when to ask again if the scheduler said so.
+//
+// s.mu and schedMu are held; s.mu is released around each Decide (and the
+// observations delivered before it), so Stream.Read, Stream.Write and the
+// path readers go on while the scheduler thinks. After it, the decision is
+// checked against what may have changed meanwhile: a path that left its
+// slot voids the decision (the round takes a new snapshot and decides
+// again), and applyLocked skips segments acknowledged meanwhile, as it
+// always did. Returns with s.mu held; the caller checks s.closed.
 func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 	sn := &s.snd
 	if s.npaths == 0 {
@@ -84,7 +106,23 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 			return
 		}
 		sn.ci = s.connInfoLocked(now) // kept in the sender: a local would escape through Decide
+		observed := sn.obsq.takeLocked()
+		s.mu.Unlock()
+		if observed {
+			s.obsDeliver()
+		}
 		d := s.sch.Decide(&sn.ci, sn.snap)
+		s.mu.Lock()
+		if s.closed {
+			return
+		}
+		if !s.snapValidLocked() {
+			s.snapshotLocked() // drop d: it may name a path that is gone
+			if len(sn.snap) == 0 {
+				return
+			}
+			continue
+		}
 		if d.Action == sched.Wait {
 			return d.RetryAt
 		}
@@ -92,7 +130,7 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 			return
 		}
 	}
-	poke(s.wake) // more to do: continue after others had the lock
+	poke(s.wake) // more to do: continue after the timers ran
 	return
 }
 

@@ -47,9 +47,14 @@ type sender struct {
 	ackedBytes    uint64        // bytes of segments acknowledged so far
 	copyCursor    [sched.MaxPaths]uint64
 
-	ci    sched.ConnInfo // the connection's view for the scheduler's current decision
-	snap  []sched.PathInfo
-	slots []int // slot of each snap entry
+	// schedMu serializes the scheduler's calls (obsqueue.go); it is taken
+	// before Session.mu, never while holding it. ci, snap and slots are
+	// written under both locks and read by Decide under schedMu alone.
+	schedMu sessionMutex
+	ci      sched.ConnInfo // the connection's view for the scheduler's current decision
+	snap    []sched.PathInfo
+	slots   []int    // slot of each snap entry
+	obsq    obsQueue // observations waiting for the scheduler (obsqueue.go)
 
 	slab []segment // segments not yet handed out (see newSegment)
 
@@ -81,6 +86,7 @@ func (sn *sender) init(cfg Config) {
 	sn.maxUnacked = uint64(max(cfg.MaxUnackedBytes, InitialWindow))
 	sn.snap = make([]sched.PathInfo, 0, cfg.MaxPaths)
 	sn.slots = make([]int, 0, cfg.MaxPaths)
+	sn.obsq.max = obsQueueMax(cfg)
 }
 
 func (sn *sender) get(seq uint64) *segment {
@@ -205,9 +211,11 @@ func (s *Session) sendLoop() {
 		}
 		d := deadline{now: s.now()}
 		now := d.now
+		s.snd.schedMu.Lock() // before s.mu (obsqueue.go)
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
+			s.snd.schedMu.Unlock()
 			return
 		}
 		d.add(timerPaths, s.checkPathsLocked(now))
@@ -215,10 +223,16 @@ func (s *Session) sendLoop() {
 		d.add(timerTimeouts, s.timeoutsLocked(now))
 		if s.closed {
 			s.mu.Unlock()
+			s.snd.schedMu.Unlock()
 			return
 		}
-		s.setRoomWakes(true) // before the scheduler reads the windows
-		d.add(timerSchedule, s.scheduleLocked(now))
+		s.setRoomWakes(true)                        // before the scheduler reads the windows
+		d.add(timerSchedule, s.scheduleLocked(now)) // releases s.mu while the scheduler decides
+		if s.closed {
+			s.mu.Unlock()
+			s.snd.schedMu.Unlock()
+			return
+		}
 		probe, probeNext := s.ackProbeLocked(now)
 		d.add(timerAckProbe, probeNext)
 		var pingNext time.Time
@@ -227,7 +241,12 @@ func (s *Session) sendLoop() {
 		if s.drainedLocked() {
 			s.setRoomWakes(false)
 		}
+		observed := s.snd.obsq.takeLocked()
 		s.mu.Unlock()
+		if observed {
+			s.obsDeliver() // what this round learned; later events wake the loop again
+		}
+		s.snd.schedMu.Unlock()
 		if probe != nil {
 			_ = probe.sendDatagram([]byte{wire.TypeAckReq})
 		}

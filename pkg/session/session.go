@@ -47,7 +47,10 @@
 //     application that does not keep up loses the oldest events
 //     (PathEvent.Dropped counts them).
 //   - The scheduler (Config.Scheduler, NewScheduler) and its observers are
-//     called with the session's lock held and must not call the session.
+//     called one at a time, from the send loop or a SendDatagram caller,
+//     with no lock held that Read, Write or the path readers need: a slow
+//     Decide delays sending only. They may call Stats, Paths and the like,
+//     but not Close, SendDatagram or another method that sends.
 package session
 
 import (
@@ -391,8 +394,8 @@ type Session struct {
 	robs     sched.ReceiverObserver // nil if it takes no receiver reports
 	start    time.Time
 
-	mu         sync.Mutex
-	cond       *sync.Cond // signals stream readers and writers, and Close
+	mu         sessionMutex // sync.Mutex (lockcount_off.go)
+	cond       *sync.Cond   // signals stream readers and writers, and Close
 	slots      [sched.MaxPaths]*path
 	allPaths   []*path        // every path the session had, for Stats (bounded)
 	endPaths   []sched.PathID // the paths the session had when it ended (Paths after close; at most MaxPaths)

@@ -1,0 +1,55 @@
+//go:build lockcount
+
+package session
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/emu"
+)
+
+// Issue 19, what to build, item 3: "Fewer handoffs and copies per segment
+// come with it; count them before and after." Run with
+//
+//	go test -tags lockcount -run TestLockOpsPerSegment -v ./pkg/session/
+//
+// A 4 MiB upload over one emulated path: acquisitions of each session's
+// s.mu and of the sender's schedMu, and wake-ups of the sender's send loop
+// (a goroutine handoff each), per segment the sender cut.
+func TestLockOpsPerSegment(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
+		tb := newTestbedOn(t, 1, nil, false, emu.PathSpec{Up: link, Down: link})
+		defer tb.close()
+		var wakes [2]uint64 // poked, timer
+		loopWoke = func(s *Session, loop loopID, why wakeReason) {
+			if s == tb.cli && loop == loopSend {
+				wakes[why]++
+			}
+		}
+		defer func() { loopWoke = nil }()
+		st, _ := tb.cli.OpenStream()
+		synctest.Wait()
+		cli0, srv0, sch0, seq0 := tb.cli.mu.n.Load(), tb.srv.mu.n.Load(), tb.cli.snd.schedMu.n.Load(), tb.cli.snd.nextSeq
+		const size = 4 << 20
+		go func() { st.Write(make([]byte, size)); st.Close() }()
+		peer := accept(t, tb.srv, 10*time.Second)
+		if got := len(readAll(t, peer, 60*time.Second)); got != size {
+			t.Fatalf("read %d bytes, want %d", got, size)
+		}
+		synctest.Wait()
+		tb.cli.mu.Lock()
+		segs := float64(tb.cli.snd.nextSeq - seq0)
+		tb.cli.mu.Unlock()
+		cli := float64(tb.cli.mu.n.Load()-cli0-1) / segs
+		srv := float64(tb.srv.mu.n.Load()-srv0) / segs
+		sch := float64(tb.cli.snd.schedMu.n.Load()-sch0) / segs
+		t.Logf("%.0f segments; per segment: sender s.mu %.2f, receiver s.mu %.2f, sender schedMu %.2f, send-loop wake-ups %.2f poked + %.2f timer",
+			segs, cli, srv, sch, float64(wakes[wokePoked])/segs, float64(wakes[wokeTimer])/segs)
+		if cli > 12 {
+			t.Errorf("sender takes s.mu %.2f times per segment, want at most 12 (issue 19's count before this change)", cli)
+		}
+	})
+}
