@@ -21,8 +21,8 @@ import (
 //     0.020 = 28 ms, so f = fast, which is full. One segment on slow arrives
 //     at C_slow(1200) = 1200/3e5 + 0.020 = 24 ms > 17 ms: WAIT for fast,
 //     although slow has room (minRTT sends it on slow).
-//   - Large stream, 118800 B unframed: k = 120000 B. C_fast(k) = 132000/1.2e6
-//   - 0.005 = 115 ms; slow's segment at 24 ms < 115 ms: send on slow. With
+//   - Large stream, 118800 B unframed: k = 120000 B. C_fast(k) =
+//     132000/1.2e6 + 0.005 = 115 ms; slow's segment at 24 ms < 115 ms: send on slow. With
 //     fast's window open it goes on fast: the large stream uses both.
 //   - The crossover: slow is used once C_fast(k) > 24 ms, i.e. k > 10800 B
 //     (k = 9600 B waits, k = 12000 B uses slow).
