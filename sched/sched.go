@@ -99,6 +99,11 @@ type ConnInfo struct {
 	Urgency     uint8     // RFC 9218 urgency: 0 (most urgent) to 7; the session's default is 3
 	Incremental bool      // RFC 9218 incremental flag: the stream shares bandwidth with others of its urgency
 	Deadline    time.Time // the application's completion hint for the stream's data; zero: none. A hint: transports never drop data for it
+	// StreamRemaining is the stream's data the application has written and
+	// the transport has not yet put into a segment, bytes: a lower bound of
+	// what of the stream is still to send (the next segment's own bytes are
+	// not counted). The stream-aware scheduler's per-stream k.
+	StreamRemaining uint64
 	// PreferredPath is the path the application asked the stream's data to
 	// use, if Preference is not NoPreference.
 	PreferredPath PathID         // the path the application pinned or preferred the stream to

@@ -396,4 +396,5 @@ func (s *Session) streamInfoLocked(ci *sched.ConnInfo) {
 	ci.StreamID = st.id
 	ci.Urgency, ci.Incremental, ci.Deadline = p.urgency, p.incremental, p.deadline
 	ci.PreferredPath, ci.Preference = p.path, p.pref
+	ci.StreamRemaining = uint64(st.send.buf.Len())
 }

@@ -1,0 +1,3 @@
+package all
+
+import _ "github.com/mpqsched/mpqsched/sched/xlink"
