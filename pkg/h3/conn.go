@@ -83,6 +83,14 @@ func FromSession(s *session.Session) Conn { return sessionConn{s} }
 
 type sessionConn struct{ s *session.Session }
 
+// DeliveryState implements deliveryReporter: the session still holds data
+// to deliver (unsent or unacknowledged), and a counter that grows while
+// data moves either way.
+func (c sessionConn) DeliveryState() (pending bool, progress uint64) {
+	st := c.s.Stats()
+	return st.UnackedSegments > 0 || st.SendBufferedBytes > 0, st.SentBytes + st.DeliveredBytes
+}
+
 func (c sessionConn) OpenStreamSync(ctx context.Context) (Stream, error) {
 	st, err := c.s.OpenStreamSync(ctx)
 	if err != nil {

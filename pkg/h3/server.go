@@ -43,7 +43,10 @@ type Server struct {
 	// request has run for this long; see DefaultIdleTimeout; negative: never.
 	// Only requests count: QUIC keep-alives and control frames do not, so a
 	// client that connects and never asks holds the server's connection for
-	// IdleTimeout at most.
+	// IdleTimeout at most. A response its handler wrote whole but the
+	// transport still delivers keeps the connection while its delivery
+	// progresses (on a session; a quic-go connection cannot tell): a client
+	// that stops reading holds it 2·IdleTimeout at most.
 	IdleTimeout time.Duration
 
 	// ErrorLog receives handler panics and connection errors; nil: none.
@@ -126,6 +129,18 @@ type serverConn struct {
 	slots   chan struct{}       // one per running handler (Server.MaxConcurrentRequests)
 	idle    *time.Timer         // closes the connection after IdleTimeout with no handler running; nil: never
 	idleFor time.Duration       // Server.IdleTimeout with its default
+	idleAt  uint64              // the transport's delivery progress when the idle timer was armed
+}
+
+// noProgress marks serverConn.idleAt as not read since the last request
+// ended: the first expiry after it re-arms if data is still pending.
+const noProgress = ^uint64(0)
+
+// deliveryReporter is what a transport may tell of the data it still
+// delivers (the session adapter does): whether some is pending, and a
+// counter that grows while data moves.
+type deliveryReporter interface {
+	DeliveryState() (pending bool, progress uint64)
 }
 
 // ServeConn serves HTTP/3 on c until the connection ends; it returns
@@ -238,6 +253,9 @@ func (sc *serverConn) done(id uint64) {
 	delete(sc.streams, id)
 	sc.active--
 	if sc.active == 0 && sc.idle != nil {
+		// The progress is read when the timer fires (idleExpired); here
+		// only a marker that no reading was taken since the last request.
+		sc.idleAt = noProgress
 		sc.idle.Reset(sc.idleFor)
 	}
 	sc.mu.Unlock()
@@ -246,9 +264,23 @@ func (sc *serverConn) done(id uint64) {
 
 // idleExpired closes the connection if still no handler runs (a request
 // accepted while the timer fired keeps it).
+//
+// A response still being delivered, with progress since the timer was
+// armed, re-arms it instead: the handler returned, but the request is not
+// over for the client.
 func (sc *serverConn) idleExpired() {
+	var pending bool
+	var progress uint64
+	d, reports := sc.h.c.(deliveryReporter)
+	if reports {
+		pending, progress = d.DeliveryState() // outside sc.mu: it takes the session's lock
+	}
 	sc.mu.Lock()
 	idle := sc.active == 0
+	if idle && pending && (sc.idleAt == noProgress || progress != sc.idleAt) {
+		sc.idleAt, idle = progress, false
+		sc.idle.Reset(sc.idleFor)
+	}
 	sc.mu.Unlock()
 	if idle {
 		sc.h.c.CloseWithError(uint64(ErrCodeNoError), "idle")

@@ -67,7 +67,7 @@ type Stats struct {
 	Rejoins           uint64 // paths joined again with a fresh connection after an outage (client)
 	PacketsLost       uint64 // QUIC packets lost on all current paths
 	UnackedSegments   uint64 // segments sent or cut and not yet acknowledged
-	SendBufferedBytes uint64 // application bytes waiting to be cut into segments
+	SendBufferedBytes uint64 // application bytes not yet cut into segments: in the streams' send buffers (also those a stream window holds back) and framed
 
 	// Receiver.
 	DeliveredBytes  uint64        // bytes of the session's byte stream delivered in order: every record, its header and control records included, so more than the streams' data (5,016,744 for 5,000,000 bytes read from one stream); count application bytes from Stream.Read
@@ -123,7 +123,7 @@ func (s *Session) Stats() Stats {
 		CoupledGoverned:   s.stats.ccGoverned,
 		Rejoins:           s.stats.rejoins,
 		UnackedSegments:   uint64(len(s.snd.segs)),
-		SendBufferedBytes: uint64(s.snd.pend.Len()),
+		SendBufferedBytes: uint64(s.snd.pend.Len()) + s.streams.queued,
 		DeliveredBytes:    r.delivered,
 		ReceivedBytes:     s.stats.recvBytes,
 		DuplicateBytes:    s.stats.dupBytes,
