@@ -120,7 +120,10 @@ func TestH3CancelReleases(t *testing.T) {
 	}
 	g, heap := settle(g0 + 4)
 	t.Logf("goroutines %d before, %d after; heap %d KiB before, %d KiB after", g0, g, heap0>>10, heap>>10)
-	if g > g0+4 || heap > heap0+8<<20 {
+	// 16 MiB: heap in use after a GC varied by up to 6 MiB between runs
+	// of 10,000, 40,000 and 80,000 requests (quic-go's buffer pools); 2 KiB
+	// kept per cancelled request would be 20 MiB.
+	if g > g0+4 || heap > heap0+16<<20 {
 		t.Errorf("after 10,000 cancelled requests: %d goroutines (%d before), heap %d KiB (%d KiB before)", g, g0, heap>>10, heap0>>10)
 	}
 }
