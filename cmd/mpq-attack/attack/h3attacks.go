@@ -179,6 +179,13 @@ func H3Cancel(ctx context.Context, o Options) Result {
 	req := h3Request("GET", "/"+o.File)
 	return runWith(ctx, "h3-cancel", o, dialH3, func(ctx context.Context, p *Peer, c *counters) error {
 		h := p.h3
+		defer func() { // the credit reached, however the round ended
+			h.mu.Lock()
+			lim := h.bidiLimit
+			h.mu.Unlock()
+			for old := c.credit.Load(); lim > old && !c.credit.CompareAndSwap(old, lim); old = c.credit.Load() {
+			}
+		}()
 		credit := func(i uint64) error {
 			wctx, cancel := context.WithTimeout(ctx, h3Wait)
 			defer cancel()
@@ -255,11 +262,6 @@ func H3Cancel(ctx context.Context, o Options) Result {
 			c.answer(fmt.Sprintf("status %d", status))
 		} else if ctx.Err() == nil {
 			c.answer("no answer")
-		}
-		h.mu.Lock()
-		lim := h.bidiLimit
-		h.mu.Unlock()
-		for old := c.credit.Load(); lim > old && !c.credit.CompareAndSwap(old, lim); old = c.credit.Load() {
 		}
 		return errOnce
 	})
