@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
+	"maps"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -71,7 +72,7 @@ func (c *counters) result(name string, el time.Duration) Result {
 	defer c.mu.Unlock()
 	return Result{Attack: name, Sessions: c.sessions.Load(), Ended: c.ended.Load(), Frames: c.frames.Load(),
 		Bytes: c.bytes.Load(), Failed: c.failed.Load(), Accepted: c.accepted.Load(), Refused: c.refused.Load(), Seconds: el.Seconds(),
-		Answers: c.answers, Credit: c.credit.Load()}
+		Answers: maps.Clone(c.answers), Credit: c.credit.Load()}
 }
 
 // run runs body for o.Sessions sessions at once until o.Duration passed

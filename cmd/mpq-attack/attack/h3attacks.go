@@ -33,7 +33,7 @@ func dialH3(ctx context.Context, o Options) (*Peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.h3 = newH3State(param(&a.Params, "MaxStreams"), param(&a.Params, "MaxUniStreams"))
+	p.h3 = newH3State(acceptParam(a, "MaxStreams"), acceptParam(a, "MaxUniStreams"))
 	go p.consume(p.h3.feed)
 	return p, nil
 }

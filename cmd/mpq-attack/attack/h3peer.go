@@ -24,8 +24,8 @@ import (
 // each watched request stream's response status, reset and STOP_SENDING
 // codes.
 
-// Record types and constants of protocol version 3 that earlier versions
-// lack (pkg/wire), and of HTTP/3 (RFC 9114).
+// Record types of pkg/wire that version 1 lacks, and HTTP/3's constants
+// (RFC 9114).
 const (
 	recReset       byte = 0x03 // RESET_STREAM: stream id, error code
 	recStopSending byte = 0x05 // STOP_SENDING: stream id, error code
@@ -302,11 +302,12 @@ func appendData(b []byte, id uint64, data []byte) []byte {
 	return append(b, data...)
 }
 
-// param reads a wire.Params field by name (0 if this version lacks it).
-func param(params any, name string) uint64 {
-	v := reflect.ValueOf(params)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
+// acceptParam reads a field of an Accept's Params by name (0 if this
+// version lacks it: version 1's Accept has no Params).
+func acceptParam(a *wire.Accept, name string) uint64 {
+	v := reflect.ValueOf(a).Elem().FieldByName("Params")
+	if !v.IsValid() || v.Kind() != reflect.Struct {
+		return 0
 	}
 	if f := v.FieldByName(name); f.IsValid() && f.Kind() == reflect.Uint64 {
 		return f.Uint()
