@@ -289,7 +289,7 @@ func loadChild(t *testing.T, job string) {
 	launch(func() attack.Result { return attack.H3SecondControl(ctx, with(2)) }) // (i)
 	launch(func() attack.Result { return attack.H3DataFirst(ctx, with(2)) })     // (j)
 	launch(func() attack.Result { return attack.H3BigHeaders(ctx, with(2)) })    // (k)
-	launch(func() attack.Result {                                                 // (l)
+	launch(func() attack.Result {                                                // (l)
 		co := with(1)
 		co.Requests = loadCancelled
 		return attack.H3Cancel(ctx, co)
