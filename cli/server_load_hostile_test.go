@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -65,9 +66,12 @@ const neverReadingMargin = 10 * time.Second
 // neverReading (load test (f)) requests the large file over HTTP/3 on n
 // sessions and never reads the body until ctx ends; then it reads what is
 // left and counts in Ended the downloads the server reset (its write
-// timeout fails the handler's writes and the stream is reset).
+// timeout fails the handler's writes and the stream is reset), and in
+// Answers each download's end by the server's reset code ("reset 0x102").
 func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n int) attack.Result {
 	var ended atomic.Int64
+	var mu sync.Mutex
+	answers := map[string]int64{}
 	sessions := onSessions(ua, tlsConf, n, func(s *session.Session) {
 		tr := &h3.Transport{Dial: func(context.Context, string) (h3.Conn, error) { return h3.FromSession(s), nil }}
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "https://"+ua.String()+"/big", nil)
@@ -89,11 +93,19 @@ func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n i
 		time.Sleep(mpfile.DefaultWriteTimeout + neverReadingMargin)
 		_, err = io.Copy(io.Discard, resp.Body)
 		var he *h3.Error
-		if errors.As(err, &he) && he.Stream && he.Remote {
+		a := "read to the end"
+		switch {
+		case errors.As(err, &he) && he.Stream && he.Remote:
 			ended.Add(1)
+			a = fmt.Sprintf("reset %#x", uint64(he.Code))
+		case err != nil:
+			a = "error"
 		}
+		mu.Lock()
+		answers[a]++
+		mu.Unlock()
 	})
-	return attack.Result{Attack: "never-reading", Sessions: sessions, Ended: ended.Load()}
+	return attack.Result{Attack: "never-reading", Sessions: sessions, Ended: ended.Load(), Answers: answers}
 }
 
 // halfSent (load test (g)) opens perSession streams on each of n sessions

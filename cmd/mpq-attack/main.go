@@ -11,6 +11,14 @@
 //	mpq-attack joins    -addr ... -ca ... [-forged 20]
 //	mpq-attack initials -addr ... -ca ... -pid PID [-count 10000 -garbage 10000 -sessions 64 -duration 3s]
 //	mpq-attack initials -inproc DIR [...]   serve DIR in this process and flood it (goroutines counted)
+//	mpq-attack h3-second-control -addr ... -ca ... [-sessions 2]   two HTTP/3 control streams (want close 0x103)
+//	mpq-attack h3-data-first     -addr ... -ca ... [-sessions 2]   DATA before HEADERS (want close 0x105)
+//	mpq-attack h3-big-headers    -addr ... -ca ... [-sessions 2 -file big]   a field section past the server's limit (want 431)
+//	mpq-attack h3-cancel         -addr ... -ca ... -pid PID [-sessions 1 -requests 10000 -file big]   requests cancelled at once
+//
+// The HTTP/3 attacks (protocol version 3) make one round per session and
+// report the server's answers in h3_answers (e.g. "close 0x103": the
+// session closed with that H3 code; "status 431"; "stop 0x107").
 //
 // The source uses only what every version of pkg/wire has, so a copy of
 // this directory builds in an older checkout to measure the server before
@@ -47,7 +55,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "mpq-attack: "+format+"\n", a...)
-		fmt.Fprintln(stderr, "usage: mpq-attack overlap|ackreq|window|idle|joins|initials [flags]; mpq-attack CMD -h")
+		fmt.Fprintln(stderr, "usage: mpq-attack overlap|ackreq|window|idle|joins|initials|h3-second-control|h3-data-first|h3-big-headers|h3-cancel [flags]; mpq-attack CMD -h")
 		return 2
 	}
 	if len(args) == 0 {
@@ -69,6 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	forged := fs.Int("forged", 20, "joins: forged joins to try")
 	count := fs.Int("count", 10000, fmt.Sprintf("initials: genuine Initials to send, 0..%d", maxCount))
 	garbage := fs.Int("garbage", 10000, fmt.Sprintf("initials: garbage Initial-shaped datagrams to send, 0..%d", maxCount))
+	requests := fs.Int("requests", 10000, fmt.Sprintf("h3-cancel: requests opened and cancelled per session, 1..%d", attack.MaxRequests))
 	inproc := fs.String("inproc", "", "initials: serve this directory in this process on 127.0.0.1:0 and flood that (goroutines are counted)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -91,12 +100,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad("-holes %d: want 1..%d", *holes, attack.MaxHoles)
 	case *forged < 0 || *forged > maxCount:
 		return bad("-forged %d: want 0..%d", *forged, maxCount)
+	case *requests < 1 || *requests > attack.MaxRequests:
+		return bad("-requests %d: want 1..%d", *requests, attack.MaxRequests)
 	}
 	ua, err := net.ResolveUDPAddr("udp", *addr)
 	if err != nil {
 		return bad("-addr: %v", err)
 	}
-	o := attack.Options{Addr: ua, Sessions: *sessions, Duration: *dur, MaxBytes: *maxBytes, File: *file, Rate: *rate, Holes: *holes}
+	o := attack.Options{Addr: ua, Sessions: *sessions, Duration: *dur, MaxBytes: *maxBytes, File: *file, Rate: *rate, Holes: *holes, Requests: *requests}
 	ctx := context.Background()
 	if *inproc != "" {
 		if cmd != "initials" {
@@ -147,6 +158,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			time.Sleep(2 * time.Second) // what the flood left behind
 		}
+	case "h3-second-control":
+		res = attack.H3SecondControl(ctx, o)
+	case "h3-data-first":
+		res = attack.H3DataFirst(ctx, o)
+	case "h3-big-headers":
+		res = attack.H3BigHeaders(ctx, o)
+	case "h3-cancel":
+		res = attack.H3Cancel(ctx, o)
 	default:
 		return bad("unknown attack %q", cmd)
 	}

@@ -46,6 +46,11 @@ echo "{\"run\":\"ackreq4094\",\"result\":$(cat "$work/ackreq.json")}" >>"$out"
 stop_server
 # item 3: forged 2^62-1 window, no acknowledgements, 10 sessions
 start_server; echo "{\"run\":\"window\",\"result\":$(atk window -sessions 10 -duration 20s -file big)}" >>"$out"; stop_server
+# issue 21 item 7: HTTP/3 violations (one round per session) and cancelled requests
+for a in "h3-second-control -sessions 2" "h3-data-first -sessions 2" "h3-big-headers -sessions 2" \
+  "h3-cancel -sessions 1 -requests 10000" "h3-cancel -sessions 4 -requests 100000"; do
+  start_server; echo "{\"run\":\"${a%% *}\",\"result\":$(atk $a -duration 60s)}" >>"$out"; stop_server
+done
 # item 5: Initial flood against a server in the attack's own process (goroutines counted)
 echo "{\"run\":\"initials\",\"result\":$("$bin/mpq-attack" initials -inproc "$work/data" -count 15000 -garbage 15000 -sessions 64 -duration 3s)}" >>"$out"
 tail -n 3 "$work/server.log" >&2

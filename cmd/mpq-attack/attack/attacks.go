@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
+	"maps"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ type Options struct {
 	File     string        // window: the file requested
 	Rate     int           // ackreq: AckReqs per second per session (0: as fast as QUIC takes them)
 	Holes    int           // ackreq: holes in the receive buffer (0: 31; at most MaxHoles)
+	Requests int           // h3-cancel: requests opened and cancelled per session (0: 10000; at most MaxRequests)
 }
 
 // Result counts what an attack did and what the server did to it.
@@ -38,20 +40,57 @@ type Result struct {
 	Accepted int64   `json:"joins_accepted"`  // joins: forged or replayed joins the server accepted
 	Refused  int64   `json:"joins_refused"`   // joins: refused
 	Seconds  float64 `json:"elapsed_seconds"` // wall time of the attack
+	// HTTP/3 attacks: how the server answered, counted by answer: "close
+	// 0x103" (it closed the session with that H3 code), "status 431" (a
+	// response), "stop 0x107" or "reset 0x10c" (a stream's STOP_SENDING or
+	// RESET_STREAM code), "no answer", "credit stalled".
+	Answers map[string]int64 `json:"h3_answers,omitempty"`
+	Credit  uint64           `json:"stream_credit,omitempty"` // h3-cancel: the most bidirectional streams the server allowed a session at the end
 }
 
 // counters is a Result under construction, safe for concurrent use.
-type counters struct{ sessions, ended, frames, bytes, failed, accepted, refused atomic.Int64 }
+type counters struct {
+	sessions, ended, frames, bytes, failed, accepted, refused atomic.Int64
+	credit                                                    atomic.Uint64
+
+	mu      sync.Mutex
+	answers map[string]int64 // at most a few keys per attack
+}
+
+// answer counts one answer of the server.
+func (c *counters) answer(a string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answers == nil {
+		c.answers = make(map[string]int64)
+	}
+	c.answers[a]++
+}
 
 func (c *counters) result(name string, el time.Duration) Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return Result{Attack: name, Sessions: c.sessions.Load(), Ended: c.ended.Load(), Frames: c.frames.Load(),
-		Bytes: c.bytes.Load(), Failed: c.failed.Load(), Accepted: c.accepted.Load(), Refused: c.refused.Load(), Seconds: el.Seconds()}
+		Bytes: c.bytes.Load(), Failed: c.failed.Load(), Accepted: c.accepted.Load(), Refused: c.refused.Load(), Seconds: el.Seconds(),
+		Answers: maps.Clone(c.answers), Credit: c.credit.Load()}
 }
 
 // run runs body for o.Sessions sessions at once until o.Duration passed
 // (or ctx ended); body returns when its session ended or it is done, and
 // a new session replaces one the server ended.
 func run(ctx context.Context, name string, o Options, body func(ctx context.Context, p *Peer, c *counters) error) Result {
+	return runWith(ctx, name, o, func(ctx context.Context, o Options) (*Peer, error) {
+		p, err := Dial(ctx, o.Addr, o.TLS)
+		if err == nil {
+			go p.Discard()
+		}
+		return p, err
+	}, body)
+}
+
+// runWith is run with the sessions opened (and their reading started) by
+// dial.
+func runWith(ctx context.Context, name string, o Options, dial func(context.Context, Options) (*Peer, error), body func(ctx context.Context, p *Peer, c *counters) error) Result {
 	ctx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
 	start := time.Now()
@@ -62,7 +101,7 @@ func run(ctx context.Context, name string, o Options, body func(ctx context.Cont
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				p, err := Dial(ctx, o.Addr, o.TLS)
+				p, err := dial(ctx, o)
 				if err != nil {
 					if ctx.Err() == nil {
 						c.failed.Add(1)
@@ -71,12 +110,14 @@ func run(ctx context.Context, name string, o Options, body func(ctx context.Cont
 					continue
 				}
 				c.sessions.Add(1)
-				go p.Discard()
 				err = body(ctx, p, &c)
 				if p.Conn.Context().Err() != nil && ctx.Err() == nil {
 					c.ended.Add(1)
 				}
 				p.Close()
+				if errors.Is(err, errOnce) {
+					return
+				}
 				if errors.Is(err, errDone) {
 					<-ctx.Done()
 				}
@@ -91,8 +132,12 @@ func run(ctx context.Context, name string, o Options, body func(ctx context.Cont
 	return c.result(name, time.Since(start))
 }
 
-// errDone ends a session's attack without reconnecting.
-var errDone = errors.New("done")
+// errDone ends a session's attack without reconnecting; errOnce ends it
+// and its worker at once (the attack makes one round per session).
+var (
+	errDone = errors.New("done")
+	errOnce = errors.New("one round done")
+)
 
 // Overlap (issue 10 item 1) leaves segment 0 missing and sends 16 KiB
 // segments whose offsets overlap one another anywhere in the window the

@@ -61,6 +61,8 @@ type Peer struct {
 	tr   *quic.Transport
 
 	seq, off uint64 // next in-order segment
+
+	h3 *h3State // HTTP/3 attacks: what the server sent (dialH3)
 }
 
 // ClientTLS returns conf with the session's ALPN and X25519 only, so that
@@ -96,17 +98,24 @@ func Dial0(ctx context.Context, o Options) (*Peer, error) {
 // the session's Hello handshake. The server's stream credit is raised to
 // the most the protocol allows when the version has stream flow control.
 func Dial(ctx context.Context, addr *net.UDPAddr, conf *tls.Config) (*Peer, error) {
+	p, _, err := dial(ctx, addr, conf, func(h *wire.Hello) { grantUniStreams(&h.Params, 16) })
+	return p, err
+}
+
+// dial is Dial with the Hello set up by hello; it returns the server's
+// Accept too.
+func dial(ctx context.Context, addr *net.UDPAddr, conf *tls.Config, hello func(*wire.Hello)) (*Peer, *wire.Accept, error) {
 	p, err := Dial0(ctx, Options{Addr: addr, TLS: conf})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	fail := func(err error) (*Peer, error) { p.Close(); return nil, err }
+	fail := func(err error) (*Peer, *wire.Accept, error) { p.Close(); return nil, nil, err }
 	if p.Out, err = p.Conn.OpenUniStream(); err != nil {
 		return fail(err)
 	}
-	hello := wire.Hello{}
-	grantUniStreams(&hello.Params, 16)
-	if _, err := p.Out.Write(wire.AppendHandshake(nil, hello)); err != nil {
+	h := wire.Hello{}
+	hello(&h)
+	if _, err := p.Out.Write(wire.AppendHandshake(nil, h)); err != nil {
 		return fail(err)
 	}
 	in, err := p.Conn.AcceptUniStream(ctx)
@@ -123,7 +132,7 @@ func Dial(ctx context.Context, addr *net.UDPAddr, conf *tls.Config) (*Peer, erro
 		return fail(fmt.Errorf("attack: server answered %T", f))
 	}
 	p.ID = a.SessionID
-	return p, nil
+	return p, a, nil
 }
 
 // Close closes the connection and its socket.
@@ -190,7 +199,12 @@ func (p *Peer) Ack(a *wire.Ack) error { return p.Conn.SendDatagram(wire.AppendAc
 // acknowledges them like a genuine receiver, every 20 ms, with a 4 MiB
 // window beyond what arrived, until the data stream ends. It keeps a
 // session busy, neither idle nor with its acknowledgements stalled.
-func (p *Peer) Consume() {
+func (p *Peer) Consume() { p.consume(nil) }
+
+// consume is Consume; each in-order segment's payload (the server's
+// records) goes to onPayload, if not nil, which stops the reading with an
+// error.
+func (p *Peer) consume(onPayload func([]byte) error) {
 	var mu sync.Mutex
 	var next, off uint64
 	done := make(chan struct{})
@@ -219,10 +233,14 @@ func (p *Peer) Consume() {
 			return
 		}
 		mu.Lock()
-		if seg.Seq == next {
+		inOrder := seg.Seq == next
+		if inOrder {
 			next++
 			off = seg.Offset + uint64(len(seg.Payload))
 		}
 		mu.Unlock()
+		if inOrder && onPayload != nil && onPayload(seg.Payload) != nil {
+			return
+		}
 	}
 }
