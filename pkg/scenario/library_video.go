@@ -35,10 +35,10 @@ func videoScenarios() []Scenario {
 		Tags:          []string{"workload", "video", "handoff"},
 		Paths:         []PathSpec{sym("path1", link(10, 25, 0.001)), sym("path2", p2)},
 		ReceiveBuffer: 128 * KB,
-		Duration:      sec(100),
+		Duration:      sec(150), // 84 s of video, plus room for the single path 2's stalls (about 45 s)
 		Workload:      video(2, 4, 42, 2),
 	}, "Video on edar-handoff's paths (EdAR Table III): path 1 10 Mbit/s, 50 ms RTT, 0.1% loss; path 2 10 Mbit/s, 100 ms RTT, 0.1% loss, with handoffs at 20-40 s and 60-80 s "+
-		"(each degrades for half its window, then the link is unusable); receive buffer 128 KB. "+
+		"(each degrades for half its window, then the link is unusable); receive buffer 128 KB; 150 s limit. "+
 		"Workload: 42 chunks of 2 s at 4 Mbit/s (1 MB each, 84 s of video), playback after the first chunk, the next chunk requested while the buffer holds under 2 chunks "+
 		"(XLINK, SIGCOMM 2021, §2: a short-video player fetching chunk by chunk; bitrate and length ours).")
 
