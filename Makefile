@@ -16,7 +16,7 @@ TEST_DEPS :=
 # the main job never needs pip.
 BENCH_DEPS := $(if $(wildcard mk/onnxruntime.mk),onnxruntime-optional)
 
-.PHONY: all build bench test test-race test-short test-examples vet fuzz bench-go clean help docs-results
+.PHONY: bench-workloads all build bench test test-race test-short test-examples vet fuzz bench-go clean help docs-results
 all: build
 
 help:
@@ -81,3 +81,12 @@ clean:
 docs-results: build $(BENCH_DEPS)
 	$(BIN)/mpquic-bench run $(BENCH_MATRIX) -out docs -q
 	rm -rf docs/edar-online # EdAR-o's working state, not a result
+
+# The workloads of issue 22 (only video so far): the video scenarios and their
+# single-path baselines for minRTT, XLINK, redundant, EdAR and BLEST, 5 seeds,
+# virtual time, leaving docs/workloads/results.md. EdAR runs as minRTT
+# (edar-minrtt-fallback) when its model cannot be used.
+WORKLOAD_SCENARIOS  := video-handoff,video-handoff-path1-only,video-handoff-path2-only,video-hetero,video-hetero-fast-only,video-hetero-slow-only
+WORKLOAD_SCHEDULERS := minrtt,xlink,redundant,edar,blest
+bench-workloads: build $(BENCH_DEPS)
+	$(BIN)/mpquic-bench run -scenarios $(WORKLOAD_SCENARIOS) -schedulers $(WORKLOAD_SCHEDULERS) -seeds 5 -edar-fallback -out docs/workloads -q

@@ -28,6 +28,17 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// workloadDocs documents the scenario workload kinds (scenario.Workload) in
+// list, each with its source.
+var workloadDocs = []struct{ kind, doc string }{
+	{scenario.WorkloadVideo, `{"kind": "video", "chunk_duration": "2s", "bitrate_bps": 4e6, "chunks": 42, "startup_buffer": "2s", "buffer_target": "4s"}: ` +
+		"chunks of chunk_duration at a fixed bitrate_bps (chunk_duration·bitrate/8 bytes each; \"bytes\" must equal chunks × that), one stream per chunk, fetched one at a time " +
+		"while the playback buffer holds less than buffer_target (default two chunks); playback starts once startup_buffer (default one chunk) has arrived. " +
+		"Each request carries the play time left, which the server sets as the chunk stream's deadline hint (ConnInfo.Deadline). " +
+		"Metrics (\"video\" in results.jsonl): first frame, rebuffer time and ratio, chunk completion p50/p95/p99, redundancy. " +
+		"Source: the buffer-driven chunk player of XLINK (Zheng et al., SIGCOMM 2021, §2, §5) and DASH clients."},
+}
+
 // listWidth is the line width list wraps scenario descriptions to, columns.
 const listWidth = 100
 
@@ -51,6 +62,15 @@ func listCmd(args []string, stdout, stderr io.Writer) error {
 		width = max(width, len(s.Name))
 	}
 	indent := strings.Repeat(" ", 2+width+2)
+	fmt.Fprintln(stdout, "\nWORKLOADS (a scenario's \"workload\"; without one, a scenario is one download of \"bytes\")")
+	for _, w := range workloadDocs {
+		lines := wrap(w.doc, max(listWidth-len(indent), 30))
+		fmt.Fprintf(stdout, "  %-*s  %s\n", width, w.kind, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(stdout, "%s%s\n", indent, l)
+		}
+	}
+	fmt.Fprintln(stdout, "\nSCENARIOS")
 	for _, s := range lib {
 		lines := wrap(s.Description, max(listWidth-len(indent), 30))
 		if len(lines) == 0 {

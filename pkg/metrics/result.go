@@ -59,6 +59,10 @@ type Result struct {
 	// Fairness compares GoodputBps with CrossGoodputBps (see Fairness); nil
 	// without cross traffic.
 	Fairness *Fairness `json:"fairness,omitempty"`
+
+	// Video is the player's view of a video-workload run (see Video); nil
+	// for every other workload.
+	Video *Video `json:"video,omitempty"`
 }
 
 // HandoffEvent is one outage or handoff window of one path's Down link and

@@ -26,6 +26,7 @@ func Library() []Scenario {
 	all = append(all, commuterScenarios()...)
 	all = append(all, benchScenarios()...)
 	all = append(all, driveScenarios()...)
+	all = append(all, videoScenarios()...)
 	for i := range all {
 		all[i] = all[i].clone() // no slices shared between Up and Down
 	}

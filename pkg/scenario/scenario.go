@@ -80,6 +80,9 @@ type Scenario struct {
 	// Cross is the traffic that competes with the session (see
 	// CrossSource); empty for none.
 	Cross []CrossSource `json:"cross_traffic,omitempty"`
+	// Workload is what the application does over the session (see
+	// Workload); nil is the default: one download of Bytes.
+	Workload *Workload `json:"workload,omitempty"`
 }
 
 // PathSpec is one path: a link in each direction.

@@ -11,7 +11,8 @@ import "math"
 // where B is Bytes (or the largest size Ranges can draw, if larger). Bytes
 // and any bytes range or sweep sizes scale by f (at least 1 byte); Duration,
 // schedule step times and ramps, outage and handoff windows, handoff
-// degradation, the periods and lengths in Ranges (outage processes
+// degradation, a video workload's chunk duration, startup buffer and
+// buffer target, the periods and lengths in Ranges (outage processes
 // included), bottleneck links' timelines and cross-traffic start, stop and
 // mean on/off times scale by f too, so each event still happens at the same
 // fraction of an ideal transfer. A
@@ -71,6 +72,13 @@ func Short(s Scenario, maxBytes int64, maxDuration Duration) Scenario {
 				o.MeanGap, o.Offset, o.MinLen, o.MaxLen = max(sd(o.MeanGap), 1), sd(o.Offset), max(sd(o.MinLen), 1), max(sd(o.MaxLen), 1)
 			}
 		}
+	}
+	if w := out.Workload; w != nil {
+		// A video keeps its chunk count and bitrate; its chunks (and so
+		// its size and play time) shrink by f.
+		w.ChunkDuration = max(sd(w.ChunkDuration), 1)
+		w.StartupBuffer, w.BufferTarget = sd(w.StartupBuffer), sd(w.BufferTarget)
+		out.Bytes = w.TotalBytes()
 	}
 	if out.Sweep != nil {
 		for i := range out.Sweep.Bytes {

@@ -113,6 +113,7 @@ func (s Scenario) Validate() error {
 	}
 	c.bottlenecks(s)
 	c.cross(s)
+	c.workload(s)
 	return c.err
 }
 

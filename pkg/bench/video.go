@@ -1,0 +1,161 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/metrics"
+	"github.com/mpqsched/mpqsched/pkg/scenario"
+	"github.com/mpqsched/mpqsched/pkg/session"
+)
+
+// The video workload's protocol, one stream per chunk: the client sends
+// "CHUNK <k> <buffer-level-ns>\n" and closes its side; the server answers
+// with chunk k (ChunkBytes of the payload seeded by the run's seed and k)
+// followed by its SHA-256, and sets the stream's deadline hint to the
+// arrival of the request plus the buffer level, the time the player will
+// need the chunk (XLINK's QoE feedback, carried in the request).
+
+// chunkSeed is the payload seed of chunk k of a run with seed seed.
+func chunkSeed(seed int64, k int) int64 { return seed ^ int64(k+1)<<40 }
+
+// serveVideo answers the chunk requests of one session, one stream at a
+// time, until it has served w.Chunks of them, then closes the session
+// gracefully. A request that does not parse or names a chunk outside the
+// video ends the session with an error.
+func serveVideo(ctx context.Context, ln *session.Listener, r Run) (res serverResult) {
+	w := *r.Video
+	s, err := ln.Accept(ctx)
+	if err != nil {
+		return serverResult{err: err}
+	}
+	defer func() {
+		err := s.Close()
+		res.stats = s.Stats()
+		if err != nil && res.err == nil {
+			res.err = err
+		}
+	}()
+	for range w.Chunks {
+		st, err := s.AcceptStream(ctx)
+		if err != nil {
+			return serverResult{err: err}
+		}
+		line, err := bufio.NewReader(io.LimitReader(st, 64)).ReadString('\n')
+		if err != nil {
+			return serverResult{err: fmt.Errorf("chunk request: %w", err)}
+		}
+		k, level, err := parseChunkRequest(line, w.Chunks)
+		if err != nil {
+			return serverResult{err: err}
+		}
+		st.SetDeadlineHint(time.Now().Add(level))
+		h := sha256.New()
+		if _, err := io.CopyN(io.MultiWriter(st, h), newPayload(chunkSeed(r.Seed, k)), w.ChunkBytes()); err != nil {
+			return serverResult{err: err}
+		}
+		if _, err := st.Write(h.Sum(nil)); err != nil {
+			return serverResult{err: err}
+		}
+		if err := st.Close(); err != nil {
+			return serverResult{err: err}
+		}
+	}
+	return serverResult{}
+}
+
+// parseChunkRequest reads "CHUNK <k> <level-ns>\n" with 0 <= k < chunks and
+// a level of 0 to 24 hours.
+func parseChunkRequest(line string, chunks int) (int, time.Duration, error) {
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "CHUNK" {
+		return 0, 0, fmt.Errorf("bad chunk request %q", line)
+	}
+	k, err1 := strconv.Atoi(f[1])
+	ns, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil || k < 0 || k >= chunks || ns < 0 || ns > int64(24*time.Hour) {
+		return 0, 0, fmt.Errorf("bad chunk request %q", line)
+	}
+	return k, time.Duration(ns), nil
+}
+
+// fetchVideo plays the video workload r.Video: it requests the chunks in
+// order, one at a time, when the player model (player) allows, reads and
+// verifies each, and returns the bytes read, whether every chunk verified,
+// and the player's metrics. Waits between chunks are timers in the run's
+// clock (virtual time in a synctest bubble).
+func fetchVideo(ctx context.Context, s *session.Session, r Run, start time.Time) (int64, bool, *metrics.Video, error) {
+	w := *r.Video
+	pl := newPlayer(w)
+	stop := context.AfterFunc(ctx, func() { s.CloseWithError(0, ctx.Err().Error()) })
+	defer stop()
+	buf := make([]byte, 64<<10)
+	var got int64
+	ok := true
+	for k := range w.Chunks {
+		now := time.Since(start)
+		if at := pl.nextRequest(now); at > now {
+			t := time.NewTimer(at - now)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return got, false, pl.summary(), ctx.Err()
+			}
+		}
+		req := time.Since(start)
+		level := pl.level(req)
+		st, err := s.OpenStream()
+		if err != nil {
+			return got, false, pl.summary(), err
+		}
+		st.SetDeadlineHint(start.Add(req + level))
+		if _, err := fmt.Fprintf(st, "CHUNK %d %d\n", k, int64(level)); err != nil {
+			return got, false, pl.summary(), err
+		}
+		st.Close()
+		h := sha256.New()
+		for n := w.ChunkBytes(); n > 0; {
+			m, err := st.Read(buf[:min(int64(len(buf)), n)])
+			h.Write(buf[:m])
+			n -= int64(m)
+			got += int64(m)
+			if r.Hooks.Progress != nil && m > 0 {
+				r.Hooks.Progress(got)
+			}
+			if err != nil && n > 0 {
+				return got, false, pl.summary(), fmt.Errorf("bench: chunk %d: read: %w", k, err)
+			}
+		}
+		var sum [sha256.Size]byte
+		if _, err := io.ReadFull(st, sum[:]); err != nil {
+			return got, false, pl.summary(), fmt.Errorf("bench: chunk %d: read checksum: %w", k, err)
+		}
+		pl.arrive(req, time.Since(start))
+		want := sha256.New()
+		io.CopyN(want, newPayload(chunkSeed(r.Seed, k)), w.ChunkBytes())
+		if [sha256.Size]byte(h.Sum(nil)) != sum || [sha256.Size]byte(want.Sum(nil)) != sum {
+			ok = false
+		}
+	}
+	if !ok {
+		return got, false, pl.summary(), errors.New("bench: chunk SHA-256 mismatch")
+	}
+	return got, true, pl.summary(), nil
+}
+
+// videoWorkload returns s's video workload, or nil.
+func videoWorkload(s *scenario.Scenario) *scenario.Workload {
+	if s == nil || s.Workload == nil || s.Workload.Kind != scenario.WorkloadVideo {
+		return nil
+	}
+	w := *s.Workload
+	return &w
+}
