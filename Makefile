@@ -67,7 +67,7 @@ FUZZTIME ?= 15s
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test $$pkg -run XXX -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	    echo "== $$pkg $$f"; $(GO) test $$pkg -run XXX -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s || exit 1; \
 	  done; done
 
 # Go benchmarks (decision cost, loopback throughput, emulator cost).
