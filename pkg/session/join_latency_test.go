@@ -120,6 +120,9 @@ func received(s *Session, slot int) uint64 {
 // the new path within 1.2 round trips of that path plus the serialization of
 // the first flights. At fdc3b08 it took two round trips and more.
 func TestJoinOneRoundTrip(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race builds join after the handshake (raceSafeOpen: a data race inside quic-go v0.65's 0-RTT); the ordinary run tests the 0-RTT join")
+	}
 	for _, c := range joinLatencyCases() {
 		t.Run(c.name, func(t *testing.T) {
 			var got, ret time.Duration

@@ -149,6 +149,9 @@ func download(t *testing.T, tb *testbed, n int) <-chan fetched {
 // once the path is gone: the server refuses the Join (its counter was used)
 // and the session keeps its paths.
 func TestEarlyJoinReplayRefused(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race builds join after the handshake (raceSafeOpen: a data race inside quic-go v0.65's 0-RTT); the ordinary run tests the 0-RTT join")
+	}
 	synctest.Test(t, func(t *testing.T) {
 		tb := newTestbed(t, 1, nil)
 		defer tb.close()
@@ -200,6 +203,9 @@ func TestEarlyJoinReplayRefused(t *testing.T) {
 // client only; it reads nothing from it, removes it when the handshake
 // times out, and the download it was given a part of completes intact.
 func TestEarlyJoinNeverCompletes(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race builds join after the handshake (raceSafeOpen: a data race inside quic-go v0.65's 0-RTT); the ordinary run tests the 0-RTT join")
+	}
 	synctest.Test(t, func(t *testing.T) {
 		tb := newTestbed(t, 1, nil)
 		defer tb.close()

@@ -2,4 +2,5 @@
 
 package session
 
+// raceEnabled: the race detector is off (see race_on.go).
 const raceEnabled = false
