@@ -368,41 +368,49 @@ type serverResult struct {
 	err   error
 }
 
-// serve answers one session's "GET <bytes>" with the payload followed by its
-// SHA-256, then closes gracefully.
-func serve(ctx context.Context, ln *session.Listener, r Run) (res serverResult) {
+// serveSession accepts one session, runs body on it, then closes the session
+// gracefully and returns its statistics with body's error (or else Close's).
+func serveSession(ctx context.Context, ln *session.Listener, body func(s *session.Session) error) serverResult {
 	s, err := ln.Accept(ctx)
 	if err != nil {
 		return serverResult{err: err}
 	}
-	defer func() {
-		err := s.Close()
-		res.stats = s.Stats()
-		if err != nil && res.err == nil {
-			res.err = err
-		}
-	}()
+	err = body(s)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return serverResult{stats: s.Stats(), err: err}
+}
+
+// serve answers one session's "GET <bytes>" with the payload followed by its
+// SHA-256, then closes gracefully.
+func serve(ctx context.Context, ln *session.Listener, r Run) serverResult {
+	return serveSession(ctx, ln, func(s *session.Session) error { return serveGet(ctx, s, r) })
+}
+
+// serveGet answers the session's first stream.
+func serveGet(ctx context.Context, s *session.Session, r Run) error {
 	st, err := s.AcceptStream(ctx)
 	if err != nil {
-		return serverResult{err: err}
+		return err
 	}
 	line, err := bufio.NewReader(io.LimitReader(st, 64)).ReadString('\n')
 	if err != nil {
-		return serverResult{err: fmt.Errorf("request: %w", err)}
+		return fmt.Errorf("request: %w", err)
 	}
 	n, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(line), "GET "), 10, 64)
 	if err != nil || n < 0 {
-		return serverResult{err: fmt.Errorf("bad request %q", line)}
+		return fmt.Errorf("bad request %q", line)
 	}
 	h := sha256.New()
 	w := io.MultiWriter(st, h)
 	if _, err := io.CopyN(w, newPayload(r.Seed), n); err != nil {
-		return serverResult{err: err}
+		return err
 	}
 	if _, err := st.Write(h.Sum(nil)); err != nil {
-		return serverResult{err: err}
+		return err
 	}
-	return serverResult{err: st.Close()}
+	return st.Close()
 }
 
 // fetch requests r.Bytes bytes, reads them and the trailing SHA-256, and

@@ -30,45 +30,39 @@ func chunkSeed(seed int64, k int) int64 { return seed ^ int64(k+1)<<40 }
 // time, until it has served w.Chunks of them, then closes the session
 // gracefully. A request that does not parse or names a chunk outside the
 // video ends the session with an error.
-func serveVideo(ctx context.Context, ln *session.Listener, r Run) (res serverResult) {
+func serveVideo(ctx context.Context, ln *session.Listener, r Run) serverResult {
+	return serveSession(ctx, ln, func(s *session.Session) error { return serveChunks(ctx, s, r) })
+}
+
+// serveChunks answers the video's chunk requests on s, one stream at a time.
+func serveChunks(ctx context.Context, s *session.Session, r Run) error {
 	w := *r.Video
-	s, err := ln.Accept(ctx)
-	if err != nil {
-		return serverResult{err: err}
-	}
-	defer func() {
-		err := s.Close()
-		res.stats = s.Stats()
-		if err != nil && res.err == nil {
-			res.err = err
-		}
-	}()
 	for range w.Chunks {
 		st, err := s.AcceptStream(ctx)
 		if err != nil {
-			return serverResult{err: err}
+			return err
 		}
 		line, err := bufio.NewReader(io.LimitReader(st, 64)).ReadString('\n')
 		if err != nil {
-			return serverResult{err: fmt.Errorf("chunk request: %w", err)}
+			return fmt.Errorf("chunk request: %w", err)
 		}
 		k, level, err := parseChunkRequest(line, w.Chunks)
 		if err != nil {
-			return serverResult{err: err}
+			return err
 		}
 		st.SetDeadlineHint(time.Now().Add(level))
 		h := sha256.New()
 		if _, err := io.CopyN(io.MultiWriter(st, h), newPayload(chunkSeed(r.Seed, k)), w.ChunkBytes()); err != nil {
-			return serverResult{err: err}
+			return err
 		}
 		if _, err := st.Write(h.Sum(nil)); err != nil {
-			return serverResult{err: err}
+			return err
 		}
 		if err := st.Close(); err != nil {
-			return serverResult{err: err}
+			return err
 		}
 	}
-	return serverResult{}
+	return nil
 }
 
 // parseChunkRequest reads "CHUNK <k> <level-ns>\n" with 0 <= k < chunks and
