@@ -8,7 +8,9 @@ import (
 	"go/token"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"testing"
 )
 
 // Undocumented parses the non-test Go files of the package in dir and
@@ -25,7 +27,7 @@ func Undocumented(dir string) ([]string, error) {
 	var out []string
 	miss := func(pos token.Pos, name string) {
 		p := fset.Position(pos)
-		out = append(out, filepath.Base(p.Filename)+":"+itoa(p.Line)+" "+name)
+		out = append(out, filepath.Base(p.Filename)+":"+strconv.Itoa(p.Line)+" "+name)
 	}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -94,16 +96,16 @@ func exportedRecv(r *ast.FieldList) bool {
 	return ok && id.IsExported()
 }
 
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
+
+// Check fails t, listing every name Undocumented reports for the package in
+// dir ("." for the calling test's own package).
+func Check(t testing.TB, dir string) {
+	t.Helper()
+	missing, err := Undocumented(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
+	if len(missing) > 0 {
+		t.Errorf("%d exported names without a doc comment:\n%s", len(missing), strings.Join(missing, "\n"))
 	}
-	return string(b[i:])
 }
