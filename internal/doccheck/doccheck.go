@@ -96,7 +96,6 @@ func exportedRecv(r *ast.FieldList) bool {
 	return ok && id.IsExported()
 }
 
-
 // Check fails t, listing every name Undocumented reports for the package in
 // dir ("." for the calling test's own package).
 func Check(t testing.TB, dir string) {
