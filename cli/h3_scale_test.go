@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -113,21 +112,9 @@ func TestH3Scale(t *testing.T) {
 	writeRandom(t, filepath.Join(dir, "big"), scaleBigBytes)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	logw := &lineWriter{addr: make(chan string, 1)}
 	g0 := runtime.NumGoroutine()
-	exited := make(chan int, 1)
-	go func() {
-		exited <- serverRun(ctx, []string{"-dir", dir, "-addr", "127.0.0.1:0", "-dev-cert", certDir,
-			"-max-sessions-per-ip", "4096"}, io.Discard, logw)
-	}()
-	var addr string
-	select {
-	case addr = <-logw.addr:
-	case code := <-exited:
-		t.Fatalf("server exited %d: %s", code, logw.String())
-	case <-time.After(10 * time.Second):
-		t.Fatalf("server did not start: %s", logw.String())
-	}
+	addr, _, exited := serveInProcess(t, ctx, "-dir", dir, "-addr", "127.0.0.1:0", "-dev-cert", certDir,
+		"-max-sessions-per-ip", "4096")
 	time.Sleep(300 * time.Millisecond)
 	gIdle, heapIdle := runtime.NumGoroutine(), heapInuse()
 

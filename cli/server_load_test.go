@@ -94,6 +94,24 @@ func (w *lineWriter) String() string {
 	return w.buf.String()
 }
 
+// serveInProcess runs mpquic-server with args until ctx ends, and returns the
+// address it serves on, its stderr, and its exit code once it exits.
+func serveInProcess(t *testing.T, ctx context.Context, args ...string) (string, *lineWriter, <-chan int) {
+	t.Helper()
+	logw := &lineWriter{addr: make(chan string, 1)}
+	exited := make(chan int, 1)
+	go func() { exited <- serverRun(ctx, args, io.Discard, logw) }()
+	select {
+	case addr := <-logw.addr:
+		return addr, logw, exited
+	case code := <-exited:
+		t.Fatalf("server exited %d: %s", code, logw.String())
+	case <-time.After(10 * time.Second):
+		t.Fatalf("server did not start: %s", logw.String())
+	}
+	return "", nil, nil
+}
+
 // TestLoadHostile: 200 concurrent 2-path downloads of 10 MiB each while 20
 // hostile sessions attack (overlapping segments, ack requests against a
 // fragmented buffer, forged windows, idle sessions, forged and replayed
@@ -120,24 +138,12 @@ func TestLoadHostile(t *testing.T) {
 	writeRandom(t, filepath.Join(dir, "big"), 64<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	logw := &lineWriter{addr: make(chan string, 1)}
 	runtime.GC()
 	g0, fd0 := runtime.NumGoroutine(), countFDs()
-	exited := make(chan int, 1)
-	go func() {
-		exited <- serverRun(ctx, []string{"-dir", dir, "-addr", "127.0.0.1:0", "-dev-cert", certDir,
-			"-max-sessions-per-ip", "4096", // every client is on 127.0.0.1
-			"-idle-timeout", loadIdleTimeout.String(), "-request-timeout", "3s",
-			"-max-unacked", strconv.Itoa(4 << 20)}, io.Discard, logw)
-	}()
-	var addr string
-	select {
-	case addr = <-logw.addr:
-	case code := <-exited:
-		t.Fatalf("server exited %d: %s", code, logw.String())
-	case <-time.After(10 * time.Second):
-		t.Fatalf("server did not start: %s", logw.String())
-	}
+	addr, logw, exited := serveInProcess(t, ctx, "-dir", dir, "-addr", "127.0.0.1:0", "-dev-cert", certDir,
+		"-max-sessions-per-ip", "4096", // every client is on 127.0.0.1
+		"-idle-timeout", loadIdleTimeout.String(), "-request-timeout", "3s",
+		"-max-unacked", strconv.Itoa(4<<20))
 	time.Sleep(500 * time.Millisecond)
 	gIdle, fdIdle := runtime.NumGoroutine(), countFDs()
 
