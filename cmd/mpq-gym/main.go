@@ -1,0 +1,54 @@
+// Command mpq-gym is the emulator side of the training environment
+// (python/mpqgym, docs/gym.md): it speaks the protocol of pkg/gym on its
+// standard input and output and runs each episode in virtual time, in a
+// testing/synctest bubble of its own. The Python package starts it; a user
+// never needs to.
+//
+//	mpq-gym            serve the protocol on stdin/stdout (logs on stderr)
+//	mpq-gym -list      print the library's scenario names, one per line
+//
+// Virtual time needs testing/synctest, so the loop runs inside testing.Main
+// as one test; its output ("PASS") goes to stderr, so that stdout carries
+// only frames. GOMAXPROCS defaults to 1: one bubble hardly uses a second
+// processor (see cli/bench_child.go).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"testing"
+	"testing/synctest"
+
+	"github.com/mpqsched/mpqsched/pkg/gym"
+	"github.com/mpqsched/mpqsched/pkg/scenario"
+)
+
+func main() {
+	list := flag.Bool("list", false, "print the library's scenario names and exit")
+	flag.Parse()
+	if *list {
+		for _, s := range scenario.Library() {
+			fmt.Println(s.Name)
+		}
+		return
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
+	out := os.Stdout
+	os.Stdout = os.Stderr // testing.Main's own lines must not reach the frames
+	serve := func(t *testing.T) {
+		err := gym.Serve(os.Stdin, out, func(f func()) {
+			synctest.Test(t, func(*testing.T) { f() })
+		})
+		if err != nil {
+			t.Errorf("mpq-gym: %v", err) // exit status 1
+		}
+	}
+	os.Args = os.Args[:1] // testing.Main parses only its own flags
+	testing.Main(func(pat, str string) (bool, error) { return regexp.MatchString(pat, str) },
+		[]testing.InternalTest{{Name: "TestGym", F: serve}}, nil, nil)
+}
