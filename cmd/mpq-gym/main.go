@@ -19,12 +19,17 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"testing/synctest"
 
 	"github.com/mpqsched/mpqsched/pkg/gym"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 )
+
+// ProfileEnv, if set, names a file for a CPU profile of the whole process
+// (go tool pprof), written when the agent quits.
+const ProfileEnv = "MPQ_GYM_CPUPROFILE"
 
 func main() {
 	list := flag.Bool("list", false, "print the library's scenario names and exit")
@@ -38,6 +43,17 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
+	if p := os.Getenv(ProfileEnv); p != "" {
+		f, err := os.Create(p)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mpq-gym:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	out := os.Stdout
 	os.Stdout = os.Stderr // testing.Main's own lines must not reach the frames
 	serve := func(t *testing.T) {
@@ -47,6 +63,7 @@ func main() {
 		if err != nil {
 			t.Errorf("mpq-gym: %v", err) // exit status 1
 		}
+		pprof.StopCPUProfile() // testing.Main exits without running main's defers
 	}
 	os.Args = os.Args[:1] // testing.Main parses only its own flags
 	testing.Main(func(pat, str string) (bool, error) { return regexp.MatchString(pat, str) },

@@ -26,7 +26,9 @@
 // So the Action {all paths, new} is minRTT and {all paths, copy} is EdAR's
 // redundant mode. Paths are chosen by their slot in the Observation (slot i
 // is the i-th path of the snapshot); the scheduler remembers their IDs, so
-// a path that leaves or joins during the TI does not shift the choice.
+// a path that leaves or joins during the TI does not shift the choice. A
+// path that joins during the TI is chosen if every observed path was (all
+// paths stay all paths), else not until the next TI.
 //
 // When the Policy fails, the scheduler logs it (at most once a second) and
 // sends new data on every path (minRTT) for that TI. Decide does not
@@ -111,6 +113,7 @@ type Scheduler struct {
 	act      Action
 	ids      [MaxSlots]sched.PathID // IDs of the chosen paths
 	nids     int
+	all      bool // every observed path is chosen: so is a path that joins during the TI
 	edarObs  edar.Observer
 	reports  sched.ReceiverReport // merged reports of the current TI
 	nreports int
@@ -234,6 +237,7 @@ func (s *Scheduler) choose(now time.Time) {
 			s.nids++
 		}
 	}
+	s.all = s.obs.N > 0 && s.nids == s.obs.N
 }
 
 // Final returns the Observation at now of the TI in progress, with the
@@ -287,10 +291,16 @@ func ti(paths []sched.PathInfo) time.Duration {
 // allSlots is the set of slots 0..n-1.
 func allSlots(n int) sched.PathSet { return sched.PathSet(1)<<uint(n) - 1 }
 
-// chosen maps the chosen IDs to indexes of paths.
+// chosen maps the chosen IDs to indexes of paths. When every observed path
+// was chosen, a path the observation did not describe (it joined during the
+// TI, or lies beyond MaxSlots) is chosen too: "all paths" stays all paths.
 func (s *Scheduler) chosen(paths []sched.PathInfo) sched.PathSet {
 	var set sched.PathSet
 	for i := range paths {
+		if s.all && !s.observed(paths[i].ID) {
+			set = set.Add(i)
+			continue
+		}
 		for k := 0; k < s.nids; k++ {
 			if paths[i].ID == s.ids[k] {
 				set = set.Add(i)
@@ -299,6 +309,16 @@ func (s *Scheduler) chosen(paths []sched.PathInfo) sched.PathSet {
 		}
 	}
 	return set
+}
+
+// observed reports whether the current Observation describes path id.
+func (s *Scheduler) observed(id sched.PathID) bool {
+	for i := 0; i < s.obs.N; i++ {
+		if s.obs.Paths[i].ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // pickIn is minRTT within set: the index to send the next segment on, or

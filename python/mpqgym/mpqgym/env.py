@@ -24,7 +24,8 @@ class Layout:
 
     def __init__(self, d):
         self.size = d["size"]
-        self.arrays = {k: (v["offset"], tuple(v["shape"]), np.dtype(v["dtype"])) for k, v in d["arrays"].items()}
+        self.arrays = {k: (v["offset"], tuple(v["shape"]), np.dtype(v["dtype"]), int(np.prod(v["shape"])))
+                       for k, v in d["arrays"].items()}
         self.path_features = d["path_features"]
         self.conn_features = d["conn_features"]
         self.report_features = d["report_features"]
@@ -34,8 +35,7 @@ class Layout:
             raise ProtocolError(f"observation of {len(payload)} bytes, layout says {self.size}")
         step, flags, n, action_at = _HEAD.unpack_from(payload)
         arrays = {}
-        for k, (off, shape, dt) in self.arrays.items():
-            count = int(np.prod(shape))
+        for k, (off, shape, dt, count) in self.arrays.items():
             arrays[k] = np.frombuffer(payload, dt, count, off).reshape(shape).copy()
         return step, flags, n, action_at, arrays
 
@@ -181,16 +181,17 @@ class MpqEnv(gym.Env):
         are allowed; the emulator ignores them."""
         a = np.asarray(action)
         P = self.slots
-        if a.shape != (P + 1,) or not np.issubdtype(a.dtype, np.integer) and a.dtype != np.bool_:
+        if a.shape != (P + 1,) or a.dtype.kind not in "iub":
             raise InvalidAction(f"action must be an integer array of shape ({P + 1},) (MultiBinary({P + 1})), "
                                 f"got {a.dtype} {a.shape}")
-        if ((a != 0) & (a != 1)).any():
-            raise InvalidAction(f"action values must be 0 or 1, got {a.tolist()}")
+        v = a.tolist()
         mask = 0
-        for i in range(P):
-            if a[i]:
+        for i, x in enumerate(v):
+            if x != 0 and x != 1:
+                raise InvalidAction(f"action values must be 0 or 1, got {v}")
+            if x and i < P:
                 mask |= 1 << i
-        return mask, int(a[P])
+        return mask, int(v[P])
 
     def _observe(self, payload):
         step, flags, n, action_at, arrays = self.layout.parse(payload)
