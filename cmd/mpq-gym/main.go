@@ -6,6 +6,7 @@
 //
 //	mpq-gym            serve the protocol on stdin/stdout (logs on stderr)
 //	mpq-gym -list      print the library's scenario names, one per line
+//	mpq-gym -eval M    print an exported policy's logits for JSON observations on stdin
 //
 // Virtual time needs testing/synctest, so the loop runs inside testing.Main
 // as one test; its output ("PASS") goes to stderr, so that stdout carries
@@ -33,7 +34,11 @@ const ProfileEnv = "MPQ_GYM_CPUPROFILE"
 
 func main() {
 	list := flag.Bool("list", false, "print the library's scenario names and exit")
+	eval := flag.String("eval", "", "evaluate this exported policy on JSON observations from stdin and exit")
 	flag.Parse()
+	if *eval != "" {
+		os.Exit(evalPolicy(*eval))
+	}
 	if *list {
 		for _, s := range scenario.Library() {
 			fmt.Println(s.Name)
