@@ -133,8 +133,12 @@ class MpqEnv(gym.Env):
     # --- Gymnasium API
 
     def reset(self, *, seed=None, options=None):
+        """options may override, for this episode only, the scenario
+        ("scenario" or "scenario_file") and any constructor option
+        (max_bytes, bytes (a transfer size), max_seconds, ...); the
+        observation keeps this environment's slots."""
         super().reset(seed=seed)
-        self._begin_reset(seed, seeded=True)
+        self._begin_reset(seed, options, seeded=True)
         return self._end_reset()
 
     def step(self, action):
@@ -144,12 +148,18 @@ class MpqEnv(gym.Env):
     # The halves of reset and step, so that MpqVectorEnv can start every
     # process before it waits for any.
 
-    def _begin_reset(self, seed, seeded=False):
+    def _begin_reset(self, seed, options=None, seeded=False):
         if not seeded and seed is not None:
             super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(0, 2**31 - 1))
-        self._proc.send_json(b"R", _request(self.scenario, self.scenario_file, seed, self.options))
+        scenario, scenario_file, opts = self.scenario, self.scenario_file, self.options
+        if options:
+            options = dict(options)
+            if "scenario" in options or "scenario_file" in options:
+                scenario, scenario_file = options.pop("scenario", None), options.pop("scenario_file", None)
+            opts = {**self.options, "slots": self.slots, **options}
+        self._proc.send_json(b"R", _request(scenario, scenario_file, seed, opts))
         self._running = False
         self._seed = seed
 

@@ -45,7 +45,7 @@ class MpqVectorEnv(VectorEnv):
         else:
             seeds = list(seed)
         for e, s in zip(self.envs, seeds):
-            e._begin_reset(s)
+            e._begin_reset(s, options)
         obs, infos = [], {}
         for i, e in enumerate(self.envs):
             o, info = e._end_reset()
