@@ -27,18 +27,18 @@ const HeaderBytes = 24
 // Array is one array of an 'O' payload.
 type Array struct {
 	Offset int    `json:"offset"` // bytes from the start of the payload
-	Shape  []int  `json:"shape"`
-	DType  string `json:"dtype"` // numpy's: "<f8" or "<f4"
+	Shape  []int  `json:"shape"`  // dimensions, row-major
+	DType  string `json:"dtype"`  // numpy's: "<f8" or "<f4"
 }
 
 // Layout is where the arrays of an 'O' payload are, and what their
 // columns mean (docs/gym.md has the units).
 type Layout struct {
-	Size           int              `json:"size"` // payload bytes
-	Arrays         map[string]Array `json:"arrays"`
-	PathFeatures   []string         `json:"path_features"`
-	ConnFeatures   []string         `json:"conn_features"`
-	ReportFeatures []string         `json:"report_features"`
+	Size           int              `json:"size"`            // payload bytes
+	Arrays         map[string]Array `json:"arrays"`          // by observation key
+	PathFeatures   []string         `json:"path_features"`   // column names of "paths"
+	ConnFeatures   []string         `json:"conn_features"`   // column names of "conn"
+	ReportFeatures []string         `json:"report_features"` // column names of "report"
 	slots          int
 	edar           bool
 }

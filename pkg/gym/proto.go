@@ -62,8 +62,8 @@ const (
 
 // ErrorReply is the payload of an 'E' frame.
 type ErrorReply struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
+	Kind    string `json:"kind"`    // ErrBadAction, ErrBadRequest, ErrScenario or ErrEpisode
+	Message string `json:"message"` // what was wrong, for a person
 }
 
 // conn is one end of the protocol: buffered reads and writes of frames.

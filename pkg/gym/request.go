@@ -16,11 +16,11 @@ type Request struct {
 	// variant such as "edar-fig10-delay@delay=40ms"); File a scenario JSON
 	// file's path. Exactly one is set. For a sweep family the episode runs
 	// variant number seed mod len(variants).
-	Scenario string `json:"scenario,omitempty"`
-	File     string `json:"file,omitempty"`
+	Scenario string `json:"scenario,omitempty"` // library scenario name
+	File     string `json:"file,omitempty"`     // scenario JSON file
 	// Seed resolves the scenario's ranges and seeds the emulator.
 	Seed    int64   `json:"seed"`
-	Options Options `json:"options"`
+	Options Options `json:"options"` // how the episode runs
 }
 
 // Options shape an episode; every zero value means the default.
@@ -34,10 +34,10 @@ type Options struct {
 	// Reward weights of EdAR's reward (edar.RewardConfig); zero fields
 	// take EdAR's defaults (α 1, β 0.5, V_g in units of 10 Mbit/s) and
 	// ReceiveBuffer the scenario's receive buffer.
-	Alpha         float64 `json:"alpha,omitempty"`
-	Beta          float64 `json:"beta,omitempty"`
-	GoodputScale  float64 `json:"goodput_scale,omitempty"`
-	ReceiveBuffer uint64  `json:"receive_buffer,omitempty"`
+	Alpha         float64 `json:"alpha,omitempty"`          // α, weight of V_w
+	Beta          float64 `json:"beta,omitempty"`           // β, weight of V_o
+	GoodputScale  float64 `json:"goodput_scale,omitempty"`  // bytes/s that make V_g = 1
+	ReceiveBuffer uint64  `json:"receive_buffer,omitempty"` // B_t of V_o, bytes
 	// ReportIntervalMs is the receiver's report period, ms; default 20
 	// (below every TI of EdAR's scenarios, as cmd/edar-collect uses).
 	ReportIntervalMs float64 `json:"report_interval_ms,omitempty"`
@@ -50,6 +50,9 @@ type Options struct {
 	// MaxBytes shrinks the scenario's transfer (and its timeline by the
 	// same factor) to at most this many bytes (scenario.Short).
 	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// Bytes sets the transfer's size (a range of the scenario's is
+	// dropped), leaving the timeline as it is (cmd/edar-collect's sizes).
+	Bytes int64 `json:"bytes,omitempty"`
 	// Opportunistic turns on the session's opportunistic reinjection.
 	Opportunistic bool `json:"opportunistic,omitempty"`
 }
@@ -57,16 +60,16 @@ type Options struct {
 // Description is the 'J' answer to 'D': what the agent needs to build its
 // observation and action spaces.
 type Description struct {
-	Scenario      string   `json:"scenario"`
-	Description   string   `json:"description"`
-	Paths         int      `json:"paths"` // the scenario's paths (largest over variants)
-	Slots         int      `json:"slots"`
-	Variants      []string `json:"variants,omitempty"`
-	Timed         bool     `json:"timed"`
-	DurationS     float64  `json:"duration_s"`
-	Bytes         int64    `json:"bytes"`
-	ReceiveBuffer int64    `json:"receive_buffer"`
-	Layout        Layout   `json:"layout"`
+	Scenario      string   `json:"scenario"`           // the scenario's (or family's) name
+	Description   string   `json:"description"`        // the scenario's description
+	Paths         int      `json:"paths"`              // the scenario's paths (largest over variants)
+	Slots         int      `json:"slots"`              // path slots of observations and actions
+	Variants      []string `json:"variants,omitempty"` // a sweep family's variant names, in seed order
+	Timed         bool     `json:"timed"`              // the run lasts DurationS (else it ends with the download)
+	DurationS     float64  `json:"duration_s"`         // the scenario's duration (limit), s
+	Bytes         int64    `json:"bytes"`              // the download's size, bytes (before ranges are drawn)
+	ReceiveBuffer int64    `json:"receive_buffer"`     // the receiver's buffer, bytes (0: the session's default)
+	Layout        Layout   `json:"layout"`             // where an 'O' frame's arrays are
 }
 
 // resolved is a request turned into the scenario variant to run.
@@ -96,12 +99,20 @@ func resolve(q *Request) (*resolved, error) {
 		return nil, err
 	}
 	o := &q.Options
-	if o.MaxBytes < 0 || o.MaxSeconds < 0 || o.MaxSteps < 0 || o.ReportIntervalMs < 0 || o.Slots < 0 ||
+	if o.MaxBytes < 0 || o.Bytes < 0 || o.MaxSeconds < 0 || o.MaxSteps < 0 || o.ReportIntervalMs < 0 || o.Slots < 0 ||
 		o.Alpha < 0 || o.Beta < 0 || o.GoodputScale < 0 {
 		return nil, errors.New("negative option")
 	}
 	if o.MaxBytes > 0 {
 		sc = scenario.Short(sc, o.MaxBytes, 0)
+	}
+	if o.Bytes > 0 {
+		sc.Bytes = o.Bytes
+		if sc.Ranges != nil {
+			rg := *sc.Ranges
+			rg.Bytes = nil
+			sc.Ranges = &rg
+		}
 	}
 	vs, err := sc.Expand()
 	if err != nil {

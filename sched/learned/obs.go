@@ -22,7 +22,7 @@ type Observation struct {
 	// (edar.MergeReport); Reports counts them. Data sent in a TI is
 	// reported about one RTT later, so these mostly describe the TI before.
 	Report  sched.ReceiverReport
-	Reports int
+	Reports int // reports merged into Report
 	// Reward is EdAR's reward of Report (Config.Reward), zero if Reports
 	// is 0.
 	Reward edar.RewardTerms

@@ -162,7 +162,28 @@ def main():
            "## Settings i-v (Table II), 5 MB transfers, seeds 1-5", "", se_md,
            "## Fig. 10: path 2 one-way delay, 4 MB", "", sweep(a.dir, "fig10"),
            "## Fig. 11: path 2 random loss, 4 MB", "", sweep(a.dir, "fig11"),
-           "## Online learning record", ""]
+           "## Training record", ""]
+    tt = os.path.join(a.dir, "train-time.txt")
+    if os.path.exists(tt):
+        md += ["`make train` (collection through mpqgym, then 10,000 DQN steps), as it recorded itself:", "", "```",
+               open(tt).read().strip(), "```", ""]
+    cs = os.path.join(a.dir, "collect-summary.json")
+    if os.path.exists(cs):
+        c = json.load(open(cs))
+        md.append(f"- Collection (Algorithm 1 through mpqgym, training/edar/collect_gym.py): {c['flows']} flows over settings "
+                  f"{c['settings']} ({c['normal_flows']} normal, {c['redundant_flows']} redundant), {c['bytes_range']}, "
+                  f"{c['transitions']} transitions ({c['dropped_no_report']} TIs without a report dropped), "
+                  f"{c['emulated_seconds']} s emulated; {c['errors']} flows ended with an error after their data arrived "
+                  "(their transitions are kept, as cmd/edar-collect keeps them).")
+    tl = os.path.join(a.dir, "train.log")
+    if os.path.exists(tl):
+        for line in open(tl):
+            if line.startswith("summary "):
+                t = json.loads(line[len("summary "):])
+                md.append(f"- Training: {t['steps']} steps on {t['transitions']} transitions in {t['train_seconds']:.0f} s; "
+                          f"held-out greedy decisions {100 * t['heldout_redundant']:.0f}% redundant; ONNX/JAX parity "
+                          f"{t['parity_max_abs']:.1e}.")
+    md += ["", "## Online learning record", ""]
     for exp in ("handoff", "settings", "fig10", "fig11"):
         p = os.path.join(a.dir, exp, "online.json")
         if os.path.exists(p):

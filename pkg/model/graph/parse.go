@@ -62,8 +62,8 @@ type Graph struct {
 
 // Tensor is a float32 tensor, row-major.
 type Tensor struct {
-	Shape []int
-	Data  []float32
+	Shape []int     // dimensions
+	Data  []float32 // len = the product of Shape
 }
 
 // Parse reads an ONNX ModelProto. It checks every operator against the
