@@ -34,3 +34,8 @@ for _ in range(4):
                   "logits": export.mlp_forward(x, layers, "relu", mean, std)[0].tolist()})
 with open(os.path.join(here, "gym-policy.golden.json"), "w") as f:
     json.dump(cases, f)
+
+# gym-minrtt.onnx: a "modes" policy that always answers 0 (every path, new
+# data): the learned scheduler then decides as minRTT (cli's test).
+export.export_mlp(os.path.join(here, "gym-minrtt.onnx"), [(np.zeros((18, 2), np.float32), np.array([1, 0], np.float32))],
+                  slots=2, inputs=("conn",), actions="modes", metadata={"mpqgym.test": "true"})
