@@ -102,13 +102,19 @@ def sweep(d, exp):
     by = runs(d, exp)
     if not by:
         return "_not run_\n"
-    vals = sorted({r["scenario"].split("@", 1)[1] for rs in by.values() for r in rs if "@" in r["scenario"]},
-                  key=lambda v: float("".join(c for c in v.split("=")[1] if c in "0123456789.")))
+    def value(r):  # "edar-fig11-loss@loss=0.5%.short" -> "loss=0.5%"
+        v = r["scenario"].split("@", 1)[1]
+        return v[:-len(".short")] if v.endswith(".short") else v
+
+    def num(v):
+        return float("".join(c for c in v.split("=")[1] if c in "0123456789."))
+
+    vals = sorted({value(r) for rs in by.values() for r in rs if "@" in r["scenario"]}, key=num)
     lines = ["| scheduler | " + " | ".join(vals) + " |", "|---|" + "---|" * len(vals)]
     for n in names(by):
         cells = []
         for v in vals:
-            rs = [r for r in by[n] if ok(r) and r["scenario"].endswith("@" + v)]
+            rs = [r for r in by[n] if ok(r) and "@" in r["scenario"] and value(r) == v]
             m, ci, _ = mean_ci([r["fct_s"] for r in rs])
             cells.append(fmt(m, ci, 1, 2))
         lines.append(f"| {LABEL.get(n, n)} | " + " | ".join(cells) + " |")
