@@ -160,6 +160,9 @@ def main():
           "(never the evaluated seeds), run greedily. 95% CIs over seeds (t distribution)._",
           "", "## Targets (issue 25)", ""]
     md += targets(ho, stb)
+    notes = os.path.join(a.dir, "notes.md")
+    if os.path.exists(notes):  # the analysis, written by hand from the tables below
+        md += ["", open(notes).read().strip()]
     md += ["", "## edar-handoff (Table III), 100 s, seeds 1-5", "",
            "Windows from each run's 0.1 s goodput series: stable 0-20, 40-60, 80-100 s; handoff 20-40, 60-80 s.", "", ho_md,
            "## Stable windows on their own (edar-handoff-stable, 20 s, no handoff)", "",
