@@ -43,7 +43,7 @@ vet:
 # Every test, end-to-end transfers included (they run in virtual time), then
 # the session's packages again under the race detector, and the link
 # checks' Python unit tests.
-test: $(TEST_DEPS) vet test-examples net-unit
+test: $(TEST_DEPS) vet test-examples net-unit test-gym
 	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory test-race
 
