@@ -42,11 +42,14 @@
 //     is empty, or the peer's flow control holds the rest back (in xquic no
 //     packet is built then, so its send queue is empty too) — and the
 //     stream of the data in flight is at risk by the double threshold
-//     (Reinjecting), the fastest path with window room (minrtt.Pick) takes
+//     (Reinjecting), every live path with window room takes
 //     SendCopy(sched.OldestUncarried): the oldest unacknowledged segment it
 //     has not carried yet. Repeated while paths have room, this walks the
-//     unacknowledged segments oldest first, each copied at most once onto
-//     each path, as xquic does.
+//     unacknowledged segments oldest first and puts each on a path other
+//     than its carrier, at most once per path, as xquic does (its minRTT
+//     scheduler, asked for a path for a re-injected packet, skips the
+//     packet's own path and takes the lowest-SRTT path with room: with two
+//     paths, each path copies the other's packets).
 //
 // Reinject is for a transport to call only in that state. The session of
 // this module does not call it yet: it asks its scheduler only while it has
@@ -134,7 +137,7 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 // Reinject is XLINK's re-injection round, for a transport to call when
 // nothing new can be sent and no retransmission is queued. conn's stream
 // fields describe the data in flight (the oldest unacknowledged segment's
-// stream). It returns SendCopy(OldestUncarried) on the fastest path with
+// stream). It returns SendCopy(OldestUncarried) on every live path with
 // window room when the double threshold says the stream is at risk, data is
 // in flight and at least two paths are live; else Wait.
 func (s *Scheduler) Reinject(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
@@ -143,16 +146,21 @@ func (s *Scheduler) Reinject(conn *sched.ConnInfo, paths []sched.PathInfo) sched
 	}
 	backups := sched.OnlyBackups(paths)
 	live := 0
+	var set sched.PathSet
 	for k := range paths {
-		if p := &paths[k]; !p.PotentiallyFailed && (!p.Backup || backups) {
-			live++
+		p := &paths[k]
+		if p.PotentiallyFailed || p.Backup && !backups {
+			continue
+		}
+		live++
+		if p.SendingAllowed() {
+			set = set.Add(k)
 		}
 	}
-	i := minrtt.Pick(paths)
-	if live < 2 || i < 0 {
+	if live < 2 || set == 0 {
 		return sched.Decision{Action: sched.Wait}
 	}
-	return sched.Decision{Action: sched.SendCopy, Paths: sched.Of(i), Seq: sched.OldestUncarried}
+	return sched.Decision{Action: sched.SendCopy, Paths: set, Seq: sched.OldestUncarried}
 }
 
 // Reinjecting applies the double-threshold rule to the data's stream: it

@@ -26,8 +26,9 @@ import (
 //     flight:
 //   - buffer 5 s > T_high: off (Wait);
 //   - buffer 0.5 s < T_low, fast full: the copy goes on slow, the only path
-//     with room; fast open: on fast, the fastest with room (it takes the
-//     oldest segment it has not carried: the slow path's);
+//     with room; both open: each path takes the oldest segment it has not
+//     carried (the other path's: xquic puts a re-injected packet on the
+//     lowest-RTT path with room other than its own);
 //   - buffer 2 s, between: with 1.2 MB of the stream unsent, delivery =
 //     (1.2e6 + 12000)/1.5e6 s + 5 ms = 813 ms < 2 s: off; with 3.6 MB,
 //     (3.6e6 + 12000)/1.5e6 s + 5 ms = 2413 ms > 2 s: on;
@@ -50,8 +51,8 @@ func TestWorkedTwoPaths(t *testing.T) {
 		retrans   uint64
 	}
 	next := func(i int) sched.Decision { return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)} }
-	copyOn := func(i int) sched.Decision {
-		return sched.Decision{Action: sched.SendCopy, Paths: sched.Of(i), Seq: sched.OldestUncarried}
+	copyOn := func(s sched.PathSet) sched.Decision {
+		return sched.Decision{Action: sched.SendCopy, Paths: s, Seq: sched.OldestUncarried}
 	}
 	wait := sched.Decision{Action: sched.Wait}
 	mk := func(c conn) sched.ConnInfo {
@@ -89,11 +90,12 @@ func TestWorkedTwoPaths(t *testing.T) {
 		want  sched.Decision
 	}{
 		{"buffer 5 s: off", conn{5 * time.Second, 0, 12000, false, 0}, []sched.PathInfo{fastFull, slow}, wait},
-		{"buffer 0.5 s, fast full: copy on slow", conn{500 * ms, 0, 12000, false, 0}, []sched.PathInfo{fastFull, slow}, copyOn(1)},
-		{"buffer 0.5 s, fast open: copy on fast", conn{500 * ms, 0, 12000, false, 0}, []sched.PathInfo{fastOpen, slow}, copyOn(0)},
+		{"buffer 0.5 s, fast full: copy on slow", conn{500 * ms, 0, 12000, false, 0}, []sched.PathInfo{fastFull, slow}, copyOn(sched.Of(1))},
+		{"buffer 0.5 s, both open: each copies", conn{500 * ms, 0, 12000, false, 0}, []sched.PathInfo{fastOpen, slow}, copyOn(sched.Of(0).Add(1))},
+		{"buffer 0.5 s, slow full: copy on fast", conn{500 * ms, 0, 12000, false, 0}, []sched.PathInfo{fastOpen, slowFull}, copyOn(sched.Of(0))},
 		{"buffer 2 s, 813 ms to deliver: off", conn{2 * time.Second, 1_200_000, 12000, false, 0}, []sched.PathInfo{fastFull, slow}, wait},
-		{"buffer 2 s, 2413 ms to deliver: on", conn{2 * time.Second, 3_600_000, 12000, false, 0}, []sched.PathInfo{fastFull, slow}, copyOn(1)},
-		{"late chunk: on", conn{-time.Second, 0, 12000, false, 0}, []sched.PathInfo{fastFull, slow}, copyOn(1)},
+		{"buffer 2 s, 2413 ms to deliver: on", conn{2 * time.Second, 3_600_000, 12000, false, 0}, []sched.PathInfo{fastFull, slow}, copyOn(sched.Of(1))},
+		{"late chunk: on", conn{-time.Second, 0, 12000, false, 0}, []sched.PathInfo{fastFull, slow}, copyOn(sched.Of(1))},
 		{"no deadline: never", conn{0, 3_600_000, 12000, false, 0}, []sched.PathInfo{fastFull, slow}, wait},
 		{"no stream: never", conn{500 * ms, 0, 12000, true, 0}, []sched.PathInfo{fastFull, slow}, wait},
 		{"nothing in flight", conn{500 * ms, 0, 0, false, 0}, []sched.PathInfo{fastOpen, slow}, wait},
@@ -112,10 +114,10 @@ func TestWorkedTwoPaths(t *testing.T) {
 // The bound on redundancy, in a model of the transport's SendCopy rule
 // (sched.SendCopy: each marked path takes "the oldest unacknowledged segment
 // that path has not carried yet"): 20 segments in flight on the slow path,
-// nothing acknowledged, the fast path with room for 40. Re-injection rounds
-// while the buffer is low copy each of the 20 exactly once onto the fast
-// path and then find nothing left to copy; with a comfortable buffer no
-// round copies.
+// whose window is full, nothing acknowledged, the fast path with room for
+// 40. Re-injection rounds while the buffer is low copy each of the 20
+// exactly once onto the fast path and then find nothing left to copy; with
+// a comfortable buffer no round copies.
 func TestRedundancyBounded(t *testing.T) {
 	ms := time.Millisecond
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
