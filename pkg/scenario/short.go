@@ -12,7 +12,8 @@ import "math"
 // and any bytes range or sweep sizes scale by f (at least 1 byte); Duration,
 // schedule step times and ramps, outage and handoff windows, handoff
 // degradation, a video workload's chunk duration, startup buffer and
-// buffer target, the periods and lengths in Ranges (outage processes
+// buffer target, a web workload's object sizes and think time, an rpc
+// workload's request spacing, response and bulk sizes and bulk start, the periods and lengths in Ranges (outage processes
 // included), bottleneck links' timelines and cross-traffic start, stop and
 // mean on/off times scale by f too, so each event still happens at the same
 // fraction of an ideal transfer. A
@@ -74,10 +75,30 @@ func Short(s Scenario, maxBytes int64, maxDuration Duration) Scenario {
 		}
 	}
 	if w := out.Workload; w != nil {
-		// A video keeps its chunk count and bitrate; its chunks (and so
-		// its size and play time) shrink by f.
-		w.ChunkDuration = max(sd(w.ChunkDuration), 1)
-		w.StartupBuffer, w.BufferTarget = sd(w.StartupBuffer), sd(w.BufferTarget)
+		switch w.Kind {
+		case WorkloadWeb:
+			// A page keeps its objects, priorities and loads; every
+			// object and the think time shrink by f.
+			p := w.WebPage()
+			p.HTMLBytes = sb(p.HTMLBytes)
+			for i := range p.Groups {
+				p.Groups[i].Bytes = sb(p.Groups[i].Bytes)
+			}
+			w.Page, w.ThinkTime = &p, sd(w.ThinkTime)
+		case WorkloadRPC:
+			// The requests keep their count and request size; their
+			// spacing, the responses, the bulk transfer and its start
+			// shrink by f.
+			if r := w.RPC; r != nil {
+				r.RateHz /= f
+				r.ResponseBytes, r.BulkBytes, r.BulkStart = sb(r.ResponseBytes), sb(r.BulkBytes), sd(r.BulkStart)
+			}
+		default:
+			// A video keeps its chunk count and bitrate; its chunks (and
+			// so its size and play time) shrink by f.
+			w.ChunkDuration = max(sd(w.ChunkDuration), 1)
+			w.StartupBuffer, w.BufferTarget = sd(w.StartupBuffer), sd(w.BufferTarget)
+		}
 		out.Bytes = w.TotalBytes()
 	}
 	if out.Sweep != nil {
