@@ -190,7 +190,7 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	}
 	defer ln.Close()
 	srvDone := make(chan serverResult, 1)
-	srvRun := r // the server's copy: the client side changes r.Hooks below
+	srvRun := r                                          // the server's copy: the client side changes r.Hooks below
 	go func() { srvDone <- serveRun(ctx, ln, srvRun) }() // workload.go
 
 	start := time.Now()
