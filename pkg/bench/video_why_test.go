@@ -65,22 +65,24 @@ func (r *recorder) seg(seq uint64) *segRec {
 }
 
 // TestVideoWhyReport is a measurement, not a check: on video-handoff it
-// explains the slowest chunks of one run per scheduler from what the server's
-// session acknowledged: for the slowest chunks, how long the chunk took, the
-// bytes each path carried, and the segment acknowledged last (its path, when
-// it was sent and acknowledged, whether it had been lost). Runs only with
-// MPQ_VIDEO_WHY=1:
+// explains the slow chunks of each scheduler from what the server's session
+// acknowledged. A chunk is slow if it took over 1.5 s (path 1 alone: p99
+// 1.49 s). For each slow chunk it finds the longest pause between two
+// path-1 (path index 0) sends within the chunk and asks whether a segment
+// sent on another path before the pause was acknowledged only after it:
+// the receive window's left edge held on the other path (128 KB receive
+// buffer), so path 1 could send nothing new. It prints per scheduler the
+// slow chunks, how many began in a handoff window of path 2 (20-40 s,
+// 60-80 s), how many were held so, and the mean pause. Runs only with
+// MPQ_VIDEO_WHY=1 (MPQ_VIDEO_WHY_SCHEDULERS: comma-separated, default
+// minrtt; seeds 1-5):
 //
-//	MPQ_VIDEO_WHY=1 go test -count=1 -v -run TestVideoWhyReport ./pkg/bench/
+//	MPQ_VIDEO_WHY=1 MPQ_VIDEO_WHY_SCHEDULERS=minrtt,blest go test -count=1 -v -run TestVideoWhyReport ./pkg/bench/
 func TestVideoWhyReport(t *testing.T) {
 	if os.Getenv("MPQ_VIDEO_WHY") != "1" {
 		t.Skip("a measurement: set MPQ_VIDEO_WHY=1")
 	}
-	scn := os.Getenv("MPQ_VIDEO_WHY_SCENARIO")
-	if scn == "" {
-		scn = "video-handoff"
-	}
-	s, err := scenario.Get(scn)
+	s, err := scenario.Get("video-handoff")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +90,12 @@ func TestVideoWhyReport(t *testing.T) {
 	if names[0] == "" {
 		names = []string{"minrtt"}
 	}
+	var b strings.Builder
+	b.WriteString("| scheduler | chunks | slow (> 1.5 s) | of which began in a handoff | held by another path's segment | mean longest path-1 pause (s) |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, name := range names {
-		for seed := int64(1); seed <= 2; seed++ {
+		var chunks, slow, inHandoff, held int
+		var pause time.Duration
+		for seed := int64(1); seed <= 5; seed++ {
 			rec := &recorder{segs: map[uint64]*segRec{}}
 			res, _ := runScenario(t, s, name, seed, func(r *Run) {
 				r.NewServerScheduler = func() sched.Scheduler {
@@ -102,68 +108,47 @@ func TestVideoWhyReport(t *testing.T) {
 				}
 			})
 			v := res.Video
-			var b strings.Builder
-			fmt.Fprintf(&b, "%s seed %d: p99 %.3f s, redundancy %.2f%%, per path %v\n", name, seed, v.ChunkP99Sec, 100*v.Redundancy, res.PerPathBytes)
-			order := make([]int, len(v.ChunkTimesSec))
-			for i := range order {
-				order[i] = i
-			}
-			slices.SortFunc(order, func(a, b int) int {
-				if v.ChunkTimesSec[a] > v.ChunkTimesSec[b] {
-					return -1
+			chunks += len(v.ChunkTimesSec)
+			// The recorder's clock starts at the server's first Decide, about
+			// one RTT after the client's open: chunk windows are in the
+			// client's frame; the offset (tens of ms) is small against them.
+			for k, ct := range v.ChunkTimesSec {
+				if ct <= 1.5 {
+					continue
 				}
-				return 1
-			})
-			// The recorder's clock starts at the server's first Decide,
-			// about one RTT after the client's open: chunk windows are in
-			// the client's frame; the offset is small against chunk times.
-			for _, k := range order[:min(5, len(order))] {
+				slow++
 				from := time.Duration(v.ChunkStartSec[k] * float64(time.Second))
-				to := from + time.Duration(v.ChunkTimesSec[k]*float64(time.Second))
-				per := map[sched.PathID]uint64{}
-				var last *segRec
-				var lastSeq uint64
-				lost := 0
-				for seq, g := range r2(rec.segs) {
-					if g.acked < from || g.acked > to+50*time.Millisecond {
-						continue
-					}
-					per[g.path] += g.size
-					if g.lost {
-						lost++
-					}
-					if last == nil || g.acked > last.acked {
-						last, lastSeq = g, seq
-					}
+				to := from + time.Duration(ct*float64(time.Second))
+				if st := from.Seconds(); st >= 20 && st < 40 || st >= 60 && st < 80 {
+					inHandoff++
 				}
-				fmt.Fprintf(&b, "  chunk %2d: at %6.2f s took %.3f s; acked bytes per path %v; %d lost; last acked seg %d on path %d sent %.3f acked %.3f (lost %v)\n",
-					k, from.Seconds(), v.ChunkTimesSec[k], per, lost, lastSeq, last.path, last.sent.Seconds(), last.acked.Seconds(), last.lost)
-				// The other paths' segments of the chunk, and the longest gap
-				// between path-0 sends within the chunk.
 				var p0 []time.Duration
-				var other []string
-				for seq, g := range rec.segs {
-					if g.acked < from || g.acked > to+50*time.Millisecond {
-						continue
-					}
-					if g.path == 0 {
+				for _, g := range rec.segs {
+					if g.path == 0 && g.sent >= from && g.sent <= to {
 						p0 = append(p0, g.sent)
-					} else if len(other) < 6 {
-						other = append(other, fmt.Sprintf("seg %d path %d sent %.3f acked %.3f lost %v", seq, g.path, g.sent.Seconds(), g.acked.Seconds(), g.lost))
 					}
 				}
 				slices.Sort(p0)
-				var gap, gapAt time.Duration
+				var gap, at time.Duration
 				for i := 1; i < len(p0); i++ {
 					if d := p0[i] - p0[i-1]; d > gap {
-						gap, gapAt = d, p0[i-1]
+						gap, at = d, p0[i-1]
 					}
 				}
-				fmt.Fprintf(&b, "      longest pause of path-0 sends: %.3f s from %.3f; other paths: %s\n", gap.Seconds(), gapAt.Seconds(), strings.Join(other, "; "))
+				pause += gap
+				for _, g := range rec.segs {
+					if g.path != 0 && g.sent <= at && g.acked >= at+gap {
+						held++
+						break
+					}
+				}
 			}
-			t.Log("\n" + b.String())
 		}
+		mp := 0.0
+		if slow > 0 {
+			mp = pause.Seconds() / float64(slow)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %.3f |\n", name, chunks, slow, inHandoff, held, mp)
 	}
+	t.Log("\n" + b.String())
 }
-
-func r2(m map[uint64]*segRec) map[uint64]*segRec { return m }

@@ -2,6 +2,10 @@ package scenario
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -193,5 +197,61 @@ func TestWebRPCParse(t *testing.T) {
 	bad := strings.Replace(rpc, `"urgency":1`, `"urgency":1,"priority":2`, 1)
 	if _, err := Parse(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "priority") {
 		t.Errorf("unknown field: %v, want an error naming priority", err)
+	}
+}
+
+// Issue 22, item 5: "Web, video and rpc each on hetero-2path, edar-handoff's
+// paths, a lossy LTE trace path beside Wi-Fi"; "each scenario gets its
+// single-path baselines". make bench-workloads runs exactly the multipath
+// workload scenarios of the library (WORKLOAD_MULTI), each of which has a
+// baseline per path, and its baselines' globs match them.
+func TestBenchWorkloads(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var multi []string
+	for _, line := range strings.Split(string(mk), "\n") {
+		if v, ok := strings.CutPrefix(line, "WORKLOAD_MULTI      := "); ok {
+			multi = strings.Split(v, ",")
+		}
+	}
+	var want []string
+	for _, s := range Library() {
+		if s.Workload != nil && !slices.Contains(s.Tags, "baseline") {
+			want = append(want, s.Name)
+		}
+	}
+	slices.Sort(want)
+	got := slices.Sorted(slices.Values(multi))
+	if !slices.Equal(got, want) {
+		t.Errorf("WORKLOAD_MULTI %v, want the library's multipath workload scenarios %v", got, want)
+	}
+	sets := map[string]map[string]bool{} // kind → path sets
+	for _, n := range multi {
+		s, err := Get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range s.Paths {
+			b, err := Get(n + "-" + p.Name + "-only")
+			if err != nil || len(b.Paths) != 1 || !slices.Contains(b.Tags, "baseline") || b.Workload.Kind != s.Workload.Kind {
+				t.Errorf("%s: baseline for %s: %v", n, p.Name, err)
+			}
+			if ok, _ := path.Match("*-*-only", b.Name); !ok {
+				t.Errorf("%s does not match the baselines' glob", b.Name)
+			}
+		}
+		if sets[s.Workload.Kind] == nil {
+			sets[s.Workload.Kind] = map[string]bool{}
+		}
+		sets[s.Workload.Kind][s.Paths[0].Name+"/"+s.Paths[1].Name+fmt.Sprint(s.Paths[1].Down.Handoffs != nil)] = true
+	}
+	for _, kind := range []string{WorkloadVideo, WorkloadWeb, WorkloadRPC} {
+		for _, set := range []string{"fast/slowfalse", "path1/path2true", "wifi/ltefalse"} {
+			if !sets[kind][set] {
+				t.Errorf("no %s scenario on the %s paths", kind, set)
+			}
+		}
 	}
 }
