@@ -38,18 +38,21 @@
 //     (StreamRemaining does not count the at most one segment already
 //     framed). Its waiting bit is kept in a table of the last
 //     waitSlots stream IDs.
-//   - If it should wait and it is not incremental (so its bytes precede
-//     every later stream's in the connection byte stream), the data behind
-//     it — the later streams, taken as one, k = the rest of the queue — is
-//     the next candidate, with a waiting bit of its own. If that should not
-//     wait, the segment after the waiting stream's bytes goes on the second
-//     best path by SendSeq, leaving the waiting stream's segments (cut and
-//     reserved) for the best path; later decisions continue past the last
-//     segment given away. The reservation is at most maxReserve bytes, within
+//   - If it should wait, the data behind it — the later streams, taken as
+//     one, k = the rest of the queue — is the next candidate, with a
+//     waiting bit of its own. If that should not wait, the segment after the
+//     waiting stream's goes on the second best path by SendSeq, leaving the
+//     waiting stream's segments (cut and reserved) for the best path; later
+//     decisions continue past the last segment given away. For a
+//     non-incremental stream, whose bytes precede every later stream's in
+//     the connection byte stream, that segment is the one after all its
+//     bytes; for an incremental one, which the framer serves one record at
+//     a time round-robin with the others of its urgency, it is the next
+//     segment, the next stream's record (its later records may then follow
+//     on the second path: the scheduler cannot tell whose a segment is). The reservation is at most maxReserve bytes, within
 //     the peer's window, and leaves a full segment of queued data beyond it
 //     (so the segment exists: the session would otherwise send the next
-//     segment, the waiting stream's, instead); else, and for an incremental
-//     stream, the scheduler waits.
+//     segment, the waiting stream's, instead); else the scheduler waits.
 //   - Without a stream (control data) the connection's queue is one stream.
 //
 // Other choices: a path without an RTT sample, or no best path, falls back
@@ -141,10 +144,14 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 		return send(i)
 	}
 	// The stream waits for the best path: SA-ECF tries the next stream.
-	if conn.Incremental || queue <= kb {
+	if queue <= kb {
 		return sched.Decision{Action: sched.Wait}
 	}
-	seq := conn.NextSeq + (kb+seg-1)/seg
+	skip := (kb + seg - 1) / seg // a non-incremental stream's bytes come first
+	if conn.Incremental {
+		skip = 1 // round-robin: the next segment holds the next stream's record
+	}
+	seq := conn.NextSeq + skip
 	if s.skipped && s.lastSID == conn.StreamID && s.lastSeq >= conn.NextSeq {
 		seq = max(seq, s.lastSeq+1)
 	}

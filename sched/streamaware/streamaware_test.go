@@ -29,7 +29,9 @@ import (
 //     two goes on slow: SendSeq(NextSeq + 2). (minRTT sends the small
 //     stream itself on slow.)
 //   - The same stream alone in the queue: nothing behind it: Wait.
-//   - Incremental, so its bytes are interleaved with others': Wait.
+//   - Incremental, so the framer serves it round-robin one record at a
+//     time: the next segment, the next stream's record, goes on slow:
+//     SendSeq(NextSeq + 1).
 //   - Large stream, 60000 B: k = 51 packets ≥ 40: SendNext on slow.
 //   - Fast open: SendNext on fast, whatever the stream.
 //   - The next decision for the small stream, its data now cut (0 B
@@ -64,7 +66,7 @@ func TestWorkedTwoPaths(t *testing.T) {
 	}{
 		{"small stream waits, the data behind it goes on slow", nil, mk(0, 1200, 100, false), full, seqOn(1, 2)},
 		{"small stream alone: wait", nil, mk(0, 1200, 2, false), full, wait},
-		{"small incremental stream: wait", nil, mk(0, 1200, 100, true), full, wait},
+		{"small incremental stream: the next segment (the next stream's record) on slow", nil, mk(0, 1200, 100, true), full, seqOn(1, 1)},
 		{"large stream: slow", nil, mk(0, 60000, 100, false), full, on(1)},
 		{"fast open: fast", nil, mk(0, 1200, 100, false), []sched.PathInfo{fastOpen, slow}, on(0)},
 	}
