@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,33 +69,48 @@ func (r *recorder) seg(seq uint64) *segRec {
 // TestVideoWhyReport is a measurement, not a check: on video-handoff it
 // explains the slow chunks of each scheduler from what the server's session
 // acknowledged. A chunk is slow if it took over 1.5 s (path 1 alone: p99
-// 1.49 s). For each slow chunk it finds the longest pause between two
-// path-1 (path index 0) sends within the chunk and asks whether a segment
-// sent on another path before the pause was acknowledged only after it:
-// the receive window's left edge held on the other path (128 KB receive
-// buffer), so path 1 could send nothing new. It prints per scheduler the
-// slow chunks, how many began in a handoff window of path 2 (20-40 s,
-// 60-80 s), how many were held so, and the mean pause. Runs only with
+// 1.49 s). Each slow chunk is put in the first class that fits:
+//   - window held: path 1 (index 0) paused sending for 200 ms or more
+//     while a segment sent on another path before the pause was
+//     acknowledged only after it (the receive window's left edge held on
+//     the other path: 128 KB receive buffer, so path 1 could send nothing
+//     new);
+//   - tail on another path: the chunk's last byte came on another path,
+//     over 100 ms after path 1's last;
+//   - a segment lost (re-sent after its path failed or lost it);
+//   - none of these.
+// It prints per scheduler the slow chunks, how many began in a handoff
+// window of path 2 (20-40 s, 60-80 s), the classes, and the mean longest
+// pause between two path-1 sends within a slow chunk. Runs only with
 // MPQ_VIDEO_WHY=1 (MPQ_VIDEO_WHY_SCHEDULERS: comma-separated, default
-// minrtt; seeds 1-5):
+// minrtt; MPQ_VIDEO_WHY_SCENARIO, default video-handoff; MPQ_VIDEO_WHY_SLOW,
+// the threshold in seconds, default 1.5; seeds 1-5):
 //
 //	MPQ_VIDEO_WHY=1 MPQ_VIDEO_WHY_SCHEDULERS=minrtt,blest go test -count=1 -v -run TestVideoWhyReport ./pkg/bench/
 func TestVideoWhyReport(t *testing.T) {
 	if os.Getenv("MPQ_VIDEO_WHY") != "1" {
 		t.Skip("a measurement: set MPQ_VIDEO_WHY=1")
 	}
-	s, err := scenario.Get("video-handoff")
+	scn := cmp.Or(os.Getenv("MPQ_VIDEO_WHY_SCENARIO"), "video-handoff")
+	s, err := scenario.Get(scn)
 	if err != nil {
 		t.Fatal(err)
+	}
+	slowSec := 1.5
+	if v := os.Getenv("MPQ_VIDEO_WHY_SLOW"); v != "" {
+		if slowSec, err = strconv.ParseFloat(v, 64); err != nil {
+			t.Fatal(err)
+		}
 	}
 	names := strings.Split(os.Getenv("MPQ_VIDEO_WHY_SCHEDULERS"), ",")
 	if names[0] == "" {
 		names = []string{"minrtt"}
 	}
 	var b strings.Builder
-	b.WriteString("| scheduler | chunks | slow (> 1.5 s) | of which began in a handoff | held by another path's segment | mean longest path-1 pause (s) |\n|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "%s, slow: over %g s\n\n", scn, slowSec)
+	b.WriteString("| scheduler | chunks | slow | of which began in a handoff | window held by another path's segment | tail on another path | a segment lost | none of these | mean longest path-1 pause (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, name := range names {
-		var chunks, slow, inHandoff, held int
+		var chunks, slow, inHandoff, held, tail, lost, none int
 		var pause time.Duration
 		for seed := int64(1); seed <= 5; seed++ {
 			rec := &recorder{segs: map[uint64]*segRec{}}
@@ -113,7 +130,7 @@ func TestVideoWhyReport(t *testing.T) {
 			// one RTT after the client's open: chunk windows are in the
 			// client's frame; the offset (tens of ms) is small against them.
 			for k, ct := range v.ChunkTimesSec {
-				if ct <= 1.5 {
+				if ct <= slowSec {
 					continue
 				}
 				slow++
@@ -136,11 +153,34 @@ func TestVideoWhyReport(t *testing.T) {
 					}
 				}
 				pause += gap
+				isHeld, isTail, isLost := false, false, false
+				var last0, lastOther time.Duration // the last acknowledgement on path 1, on the others
 				for _, g := range rec.segs {
-					if g.path != 0 && g.sent <= at && g.acked >= at+gap {
-						held++
-						break
+					if g.acked < from || g.acked > to+50*time.Millisecond {
+						continue
 					}
+					if g.path != 0 && g.sent <= at && g.acked >= at+gap && gap >= 200*time.Millisecond {
+						isHeld = true
+					}
+					if g.lost {
+						isLost = true
+					}
+					if g.path == 0 {
+						last0 = max(last0, g.acked)
+					} else {
+						lastOther = max(lastOther, g.acked)
+					}
+				}
+				isTail = lastOther > last0+100*time.Millisecond
+				switch {
+				case isHeld:
+					held++
+				case isTail:
+					tail++
+				case isLost:
+					lost++
+				default:
+					none++
 				}
 			}
 		}
@@ -148,7 +188,7 @@ func TestVideoWhyReport(t *testing.T) {
 		if slow > 0 {
 			mp = pause.Seconds() / float64(slow)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %.3f |\n", name, chunks, slow, inHandoff, held, mp)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %.3f |\n", name, chunks, slow, inHandoff, held, tail, lost, none, mp)
 	}
 	t.Log("\n" + b.String())
 }
