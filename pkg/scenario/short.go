@@ -12,8 +12,9 @@ import "math"
 // and any bytes range or sweep sizes scale by f (at least 1 byte); Duration,
 // schedule step times and ramps, outage and handoff windows, handoff
 // degradation, a video workload's chunk duration, startup buffer and
-// buffer target, a web workload's object sizes and think time, an rpc
-// workload's request spacing, response and bulk sizes and bulk start, the periods and lengths in Ranges (outage processes
+// buffer target, a web workload's object sizes, think time and number of
+// loads, an rpc workload's number of requests, response and bulk sizes and
+// bulk start, the periods and lengths in Ranges (outage processes
 // included), bottleneck links' timelines and cross-traffic start, stop and
 // mean on/off times scale by f too, so each event still happens at the same
 // fraction of an ideal transfer. A
@@ -77,20 +78,22 @@ func Short(s Scenario, maxBytes int64, maxDuration Duration) Scenario {
 	if w := out.Workload; w != nil {
 		switch w.Kind {
 		case WorkloadWeb:
-			// A page keeps its objects, priorities and loads; every
-			// object and the think time shrink by f.
+			// A page keeps its objects and priorities; every object, the
+			// think time and the number of loads (at least one) shrink by
+			// f.
 			p := w.WebPage()
 			p.HTMLBytes = sb(p.HTMLBytes)
 			for i := range p.Groups {
 				p.Groups[i].Bytes = sb(p.Groups[i].Bytes)
 			}
 			w.Page, w.ThinkTime = &p, sd(w.ThinkTime)
+			w.Pages = int(math.Ceil(float64(w.PageLoads()) * f))
 		case WorkloadRPC:
-			// The requests keep their count and request size; their
-			// spacing, the responses, the bulk transfer and its start
-			// shrink by f.
+			// The requests keep their rate and request size; their number
+			// (at least one), the responses, the bulk transfer and its
+			// start shrink by f.
 			if r := w.RPC; r != nil {
-				r.RateHz /= f
+				r.Requests = int(math.Ceil(float64(r.Requests) * f))
 				r.ResponseBytes, r.BulkBytes, r.BulkStart = sb(r.ResponseBytes), sb(r.BulkBytes), sd(r.BulkStart)
 			}
 		default:
