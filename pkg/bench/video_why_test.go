@@ -79,6 +79,7 @@ func (r *recorder) seg(seq uint64) *segRec {
 //     over 100 ms after path 1's last;
 //   - a segment lost (re-sent after its path failed or lost it);
 //   - none of these.
+//
 // It prints per scheduler the slow chunks, how many began in a handoff
 // window of path 2 (20-40 s, 60-80 s), the classes, and the mean longest
 // pause between two path-1 sends within a slow chunk. Runs only with
