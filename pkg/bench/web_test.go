@@ -26,9 +26,10 @@ type fakeOrigin struct {
 	delay map[string]time.Duration // by object name
 	start time.Time
 
-	mu   sync.Mutex
-	req  map[string]time.Duration
-	prio map[string]string
+	mu    sync.Mutex
+	req   map[string]time.Duration // the first request's time
+	prio  map[string]string
+	count map[string]int // requests per object
 }
 
 func (f *fakeOrigin) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -38,7 +39,9 @@ func (f *fakeOrigin) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	o := f.objs[k]
 	f.mu.Lock()
-	f.req[o.Name], f.prio[o.Name] = time.Since(f.start), req.Header.Get("Priority")
+	if f.count[o.Name]++; f.count[o.Name] == 1 {
+		f.req[o.Name], f.prio[o.Name] = time.Since(f.start), req.Header.Get("Priority")
+	}
 	f.mu.Unlock()
 	time.Sleep(f.delay[o.Name])
 	body, _ := io.ReadAll(io.LimitReader(newPayload(objectSeed(f.seed, l, k)), o.Bytes))
@@ -58,7 +61,8 @@ func (f *fakeOrigin) RoundTrip(req *http.Request) (*http.Response, error) {
 //	300   img-2 arrives: the page is loaded at 300 ms
 //
 // Object completion times 100, 50, 80, 30, 200, 20 ms; each request carries
-// its group's RFC 9218 priority (the HTML "u=0, i").
+// its group's RFC 9218 priority (the HTML "u=0, i"), and each object is
+// requested once.
 func TestWebLoadTimeline(t *testing.T) {
 	page := scenario.Page{HTMLBytes: 1000, Groups: []scenario.ObjectGroup{
 		{Name: "css", Count: 2, Bytes: 500, Urgency: 0},
@@ -68,7 +72,7 @@ func TestWebLoadTimeline(t *testing.T) {
 	ms := time.Millisecond
 	synctest.Test(t, func(t *testing.T) {
 		objs := page.Objects()
-		f := &fakeOrigin{seed: 7, objs: objs, start: time.Now(), req: map[string]time.Duration{}, prio: map[string]string{},
+		f := &fakeOrigin{seed: 7, objs: objs, start: time.Now(), req: map[string]time.Duration{}, prio: map[string]string{}, count: map[string]int{},
 			delay: map[string]time.Duration{"html": 100 * ms, "css-1": 50 * ms, "css-2": 80 * ms, "img-1": 30 * ms, "img-2": 200 * ms, "font-1": 20 * ms}}
 		res, err := loadPage(context.Background(), &http.Client{Transport: f}, 7, 0, page, objs, f.start)
 		if err != nil {
@@ -77,8 +81,8 @@ func TestWebLoadTimeline(t *testing.T) {
 		wantReq := map[string]time.Duration{"html": 0, "css-1": 100 * ms, "css-2": 100 * ms, "img-1": 100 * ms, "img-2": 100 * ms, "font-1": 180 * ms}
 		wantPrio := map[string]string{"html": "u=0, i", "css-1": "u=0", "css-2": "u=0", "img-1": "u=3, i", "img-2": "u=3, i", "font-1": "u=0"}
 		for name, at := range wantReq {
-			if f.req[name] != at || f.prio[name] != wantPrio[name] {
-				t.Errorf("%s requested at %v with priority %q, want %v, %q", name, f.req[name], f.prio[name], at, wantPrio[name])
+			if f.req[name] != at || f.prio[name] != wantPrio[name] || f.count[name] != 1 {
+				t.Errorf("%s requested %d times, first at %v with priority %q; want once, at %v, %q", name, f.count[name], f.req[name], f.prio[name], at, wantPrio[name])
 			}
 		}
 		var end time.Duration
