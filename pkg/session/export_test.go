@@ -2,23 +2,38 @@ package session
 
 import "time"
 
-// InflightSample is one scheduler snapshot of a path: quic-go's bytes in
-// flight from the tracer, and the session's estimates without one.
+// InflightSample is one scheduler snapshot of a path with a tracer:
+// quic-go's bytes in flight (qlog's MetricsUpdated, less the packets it
+// declared lost since), its congestion window, and the session's two
+// estimates without a tracer, both as a tracer-less path computes them from
+// ConnectionStats: ByTime (inflightByTime, the one the session uses) and
+// ByAcks (inflightByAcks).
 type InflightSample struct {
-	Path                        int
-	Qlog, Cwnd                  uint64
-	Acked, TimeSRTT, TimeLatest uint64
-	SRTT                        time.Duration
+	Path                 int
+	Qlog, Cwnd           uint64 // bytes
+	ByTime, ByAcks       uint64 // bytes
+	LatestRTT            time.Duration
+	PacketsLost, Batches uint64
 }
 
-// RecordInflight gives every path a tracer and records every snapshot until
-// the returned stop is called.
+// RecordInflight gives every path of the sessions started from now on a
+// tracer and records every scheduler snapshot of a path until stop is
+// called (before any session starts and after the last one ended).
 func RecordInflight() (stop func() []InflightSample) {
 	forceTracer = true
 	var out []InflightSample
 	viewTap = func(p *path, now time.Time, v linkView) {
-		out = append(out, InflightSample{Path: p.slot, Qlog: v.inflight, Cwnd: v.cwnd,
-			Acked: p.inflightByAcks(), TimeSRTT: p.inflightByTime(now, v.srtt, v.lastRecv), TimeLatest: p.inflightByTime(now, v.latestRTT, v.lastRecv), SRTT: v.srtt})
+		if p.conn == nil {
+			return
+		}
+		st := p.conn.ConnectionStats()
+		p.sv.update(&st, now) // as viewLocked does without a tracer
+		out = append(out, InflightSample{
+			Path: p.slot, Qlog: v.inflight, Cwnd: v.cwnd,
+			ByTime:    p.inflightByTime(now, st.LatestRTT, p.sv.lastRecv),
+			ByAcks:    p.inflightByAcks(),
+			LatestRTT: st.LatestRTT, PacketsLost: st.PacketsLost,
+		})
 	}
 	return func() []InflightSample {
 		forceTracer, viewTap = false, nil
