@@ -1,6 +1,9 @@
 package session
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // InflightSample is one scheduler snapshot of a path with a tracer:
 // quic-go's bytes in flight (qlog's MetricsUpdated, less the packets it
@@ -9,11 +12,11 @@ import "time"
 // ConnectionStats: ByTime (inflightByTime, the one the session uses) and
 // ByAcks (inflightByAcks).
 type InflightSample struct {
-	Path                 int
-	Qlog, Cwnd           uint64 // bytes
-	ByTime, ByAcks       uint64 // bytes
-	LatestRTT            time.Duration
-	PacketsLost, Batches uint64
+	Path           int
+	Qlog, Cwnd     uint64 // bytes
+	ByTime, ByAcks uint64 // bytes
+	LatestRTT      time.Duration
+	PacketsLost    uint64
 }
 
 // RecordInflight gives every path of the sessions started from now on a
@@ -21,6 +24,7 @@ type InflightSample struct {
 // called (before any session starts and after the last one ended).
 func RecordInflight() (stop func() []InflightSample) {
 	forceTracer = true
+	var mu sync.Mutex // both ends' send loops record
 	var out []InflightSample
 	viewTap = func(p *path, now time.Time, v linkView) {
 		if p.conn == nil {
@@ -28,6 +32,8 @@ func RecordInflight() (stop func() []InflightSample) {
 		}
 		st := p.conn.ConnectionStats()
 		p.sv.update(&st, now) // as viewLocked does without a tracer
+		mu.Lock()
+		defer mu.Unlock()
 		out = append(out, InflightSample{
 			Path: p.slot, Qlog: v.inflight, Cwnd: v.cwnd,
 			ByTime:    p.inflightByTime(now, st.LatestRTT, p.sv.lastRecv),
@@ -37,6 +43,8 @@ func RecordInflight() (stop func() []InflightSample) {
 	}
 	return func() []InflightSample {
 		forceTracer, viewTap = false, nil
+		mu.Lock()
+		defer mu.Unlock()
 		return out
 	}
 }

@@ -26,7 +26,11 @@ import (
 // connection-level Acks, reported beside it, is not (it runs a fifth of the
 // window high on the fast path and low on the slow one).
 func TestInflightEstimateAgainstQlog(t *testing.T) {
-	for _, name := range []string{"minrtt", "redundant"} {
+	names := []string{"minrtt", "redundant"}
+	if testing.Short() {
+		names = names[:1] // 40 s under the race detector each
+	}
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			stop := session.RecordInflight()
 			res, det := transfer(t, bench.Run{Scheduler: name, Paths: hetero(0.01), Bytes: 20 << 20, Seed: 1})
