@@ -244,7 +244,7 @@ func (s *Session) attach(p *path) error {
 	p.slot = slot
 	p.notify = make(chan struct{}, 1)
 	p.window.init()
-	p.pw.init(s.wake)
+	p.pw.init()
 	p.sendDatagram = s.tapDatagrams(p, p.conn.SendDatagram)
 	if wrapDatagram != nil {
 		p.sendDatagram = wrapDatagram(s, p.sendDatagram)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/quic-go/quic-go"
 
@@ -25,18 +26,19 @@ import (
 //     taken and what still waits (BytesQueued);
 //   - when quic-go asks for more than is left (the pad is reached), it has
 //     room for a packet and nothing to put in it: the path pulls. The
-//     limiter lets the rest through, marks the path pulled and pokes the
-//     send loop, and WriteWithLimit returns ErrWriteLimitReached without the
-//     pad;
-//   - the send loop's scheduler decides what, if anything, the path gets.
-//     A scheduler that declines (BLEST and ECF waiting for a faster path)
-//     leaves the path idle until its next decision: the path asks again
-//     only once it has been given data.
+//     limiter lets the rest through and marks the path pulled, and
+//     WriteWithLimit returns ErrWriteLimitReached without the pad;
+//   - the writer, woken by that return, runs the scheduler at once on its
+//     own goroutine (decideOnPull; the send loop if the scheduler is busy),
+//     which decides what, if anything, the path gets: one goroutine hand-off
+//     from quic-go's packer to the decision and back. A scheduler that
+//     declines (BLEST and ECF waiting for a faster path) leaves the path
+//     idle until its next decision: the path asks again only once it has
+//     been given data.
 //
 // A path whose writer is idle has room (it pulled, or has sent nothing
-// yet) and counts as pulled too. The limiter only touches atomics and pokes
-// a buffered channel without blocking: it never takes a lock of the
-// session's, never waits and never calls quic-go (TestLimiterNeverBlocks).
+// yet) and counts as pulled too. The limiter only touches atomics: it never
+// takes a lock, never waits and never calls quic-go (TestLimiterNeverBlocks).
 //
 // Costs: one short packet per batch (the one that carries the batch's tail
 // when quic-go could have taken more), and none per ACK: a path that has
@@ -48,21 +50,20 @@ type pullWriter struct {
 	end       atomic.Uint64 // committed at the end of the current write's segments (the writer sets it under Session.mu before each write)
 	pulled    atomic.Bool   // quic-go asked for data the path did not have, or the writer is idle, and no data was handed since
 	pulls     atomic.Uint64 // times the limiter found the write's segments used up (quic-go asked for more)
-	wake      chan struct{} // the session's send-loop wake channel
 	limiter   func(int) int // w.limit, made once
 }
 
-// init prepares the writer of a new path; wake is the send loop's channel.
-func (w *pullWriter) init(wake chan struct{}) {
-	w.wake = wake
+// init prepares the writer of a new path.
+func (w *pullWriter) init() {
 	w.limiter = w.limit
 	w.pulled.Store(true) // a new path has room
 }
 
 // limit is the write limiter quic-go calls during packetization with the
 // bytes the next STREAM frame may carry: it lets through what is left of
-// the current write's segments and reports a pull when that is less. It
-// must not block or call quic-go (SendStream.WriteWithLimit).
+// the current write's segments and marks a pull when that is less (quic-go
+// then ends the write, which wakes the writer). It must not block or call
+// quic-go (SendStream.WriteWithLimit).
 func (w *pullWriter) limit(maxBytes int) int {
 	c, e := w.committed.Load(), w.end.Load()
 	n := uint64(max(maxBytes, 0))
@@ -70,7 +71,6 @@ func (w *pullWriter) limit(maxBytes int) int {
 		n = left
 		w.pulled.Store(true)
 		w.pulls.Add(1)
-		poke(w.wake)
 	}
 	w.committed.Add(n)
 	return int(n)
@@ -163,11 +163,42 @@ func (s *Session) writeLoop(p *path) {
 		buf = append(buf, 0) // the pad: the limiter never lets it through
 		_, err := p.out.WriteWithLimit(buf, w.limiter)
 		if errors.Is(err, quic.ErrWriteLimitReached) {
-			err = nil // the path pulled: every segment byte went
+			s.decideOnPull(p) // the path pulled: every segment byte went
+			continue
 		}
 		if err != nil {
 			s.pathGone(p, err)
 			return
 		}
+	}
+}
+
+// decideOnPull runs the scheduler for p, whose writer found quic-go asking
+// for more than it had, on the writer's goroutine: unless p already has
+// segments waiting, or the scheduler is busy (another writer or the send
+// loop holds it, maybe with a snapshot from before the pull), in which case
+// the send loop decides. A deadline the scheduler asks for (RetryAt, the
+// opportunistic reinjection's) is the send loop's to keep, so it is poked
+// then too.
+func (s *Session) decideOnPull(p *path) {
+	if !s.snd.schedMu.TryLock() {
+		poke(s.wake)
+		return
+	}
+	now := s.now()
+	s.mu.Lock()
+	var retry time.Time
+	if !s.closed && len(p.queue) == 0 {
+		s.setRoomWakes(true) // as the send loop does before its scheduler reads the windows
+		retry = s.scheduleLocked(now)
+	}
+	observed := s.snd.obsq.takeLocked()
+	s.mu.Unlock()
+	if observed {
+		s.obsDeliver()
+	}
+	s.snd.schedMu.Unlock()
+	if !retry.IsZero() {
+		poke(s.wake)
 	}
 }

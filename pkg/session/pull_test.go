@@ -28,9 +28,9 @@ import (
 // The limiter runs here while the test holds every lock of the session
 // (Session.mu and the scheduler's lock) and the send loop's wake channel is
 // full: it must still answer every call, let through exactly what is left
-// of the write's segments, never more, and report a pull when asked for
-// more. The path has no QUIC connection or stream, and the writer's shared
-// state holds no quic-go value, so it cannot call quic-go either.
+// of the write's segments, never more, and mark a pull when asked for more.
+// The path has no QUIC connection or stream, and the writer's shared state
+// holds no quic-go value, so it cannot call quic-go either.
 func TestLimiterNeverBlocks(t *testing.T) {
 	for i := range reflect.TypeFor[pullWriter]().NumField() {
 		f := reflect.TypeFor[pullWriter]().Field(i)
@@ -41,7 +41,7 @@ func TestLimiterNeverBlocks(t *testing.T) {
 	sp := newScriptedPeer(t, nil)
 	s := sp.s
 	p := &path{notify: make(chan struct{}, 1)} // no conn, no stream
-	p.pw.init(s.wake)
+	p.pw.init()
 	poke(s.wake) // the wake channel is full: a blocking send would hang
 	s.snd.schedMu.Lock()
 	s.mu.Lock()

@@ -47,7 +47,8 @@
 //     application that does not keep up loses the oldest events
 //     (PathEvent.Dropped counts them).
 //   - The scheduler (Config.Scheduler, NewScheduler) and its observers are
-//     called one at a time, from the send loop or a SendDatagram caller,
+//     called one at a time, from the send loop, a path's writer (when its
+//     path asks for data: pull.go) or a SendDatagram caller,
 //     with no lock held that Read, Write or the path readers need: a slow
 //     Decide delays sending only. They may call Stats, Paths and the like,
 //     but not Close, SendDatagram or another method that sends.
