@@ -548,3 +548,45 @@ func TestTracerOnlyWhereNeeded(t *testing.T) {
 		}
 	})
 }
+
+// The commit log dates the limiter's count: between two readings it
+// interpolates, after the newest it holds the newest, before the oldest it
+// knows nothing; readings closer than the gap are dropped, and the ring
+// keeps the newest commitLogLen.
+func TestCommitLogAt(t *testing.T) {
+	var l commitLog
+	t0 := time.Unix(1000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	if _, ok := l.at(at(0)); ok {
+		t.Fatal("an empty log knows a count")
+	}
+	l.add(at(0), 1000, time.Millisecond)
+	l.add(at(10*time.Millisecond), 3000, time.Millisecond)
+	l.add(at(10500*time.Microsecond), 9999, time.Millisecond) // within the gap: dropped
+	for _, c := range []struct {
+		t    time.Duration
+		want uint64
+		ok   bool
+	}{
+		{-time.Millisecond, 0, false},
+		{0, 1000, true},
+		{5 * time.Millisecond, 2000, true},
+		{10 * time.Millisecond, 3000, true},
+		{time.Second, 3000, true},
+	} {
+		got, ok := l.at(at(c.t))
+		if got != c.want || ok != c.ok {
+			t.Errorf("at(t0%+v) = %d, %v; want %d, %v", c.t, got, ok, c.want, c.ok)
+		}
+	}
+	for i := range 2 * commitLogLen {
+		l.add(at(time.Second+time.Duration(i)*time.Millisecond), uint64(10000+i), time.Millisecond)
+	}
+	oldest := at(time.Second + commitLogLen*time.Millisecond)
+	if _, ok := l.at(oldest.Add(-time.Microsecond)); ok {
+		t.Errorf("the log still knows a count before its %d newest readings", commitLogLen)
+	}
+	if got, ok := l.at(oldest); !ok || got != 10000+commitLogLen {
+		t.Errorf("at the oldest kept reading: %d, %v", got, ok)
+	}
+}

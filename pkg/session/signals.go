@@ -108,7 +108,7 @@ func (p *path) viewLocked(now time.Time) linkView {
 			lastRecv: t.lastRecv, lastData: t.lastData, dataSince: t.dataSince, gap: t.gap,
 		}
 		t.mu.Unlock()
-		p.clog.add(now, p.pw.committed.Load(), v.srtt/16) // for the comparison in tests
+		p.clog.add(now, p.pw.committed.Load(), v.srtt/16) // for TestInflightEstimateAgainstQlog
 		return v
 	}
 	var st quic.ConnectionStats
@@ -149,8 +149,8 @@ func (p *path) inflightByTime(now time.Time, w time.Duration, lastRecv time.Time
 	if !lastRecv.IsZero() && lastRecv.Before(now) {
 		now = lastRecv
 	}
-	old, ok := p.clog.before(now.Add(-w))
-	if !ok {
+	old, ok := p.clog.at(now.Add(-w))
+	if p.clog.n == 0 || !ok {
 		return p.inflightByAcks()
 	}
 	return c - min(old, c)
