@@ -37,7 +37,12 @@ import (
 //     segments, whichever is later; the mean gap between packets from the
 //     same readings;
 //   - a wake-up per ACK: none. A path asks for data itself when quic-go has
-//     room for it (pull.go), and the session's Acks wake the send loop.
+//     room for it (pull.go), and the session's Acks wake the send loop. A
+//     path that asked has room for a segment in the scheduler's view
+//     (path.info), as quic-go sends a full packet whenever its bytes in
+//     flight are below its window; with a tracer a path needs a full
+//     segment of room by the tracer's count (docs/performance.md shows
+//     what that changes).
 
 // tracerNeeded reports whether the session's path connections carry a
 // tracer, and why (for the log).
