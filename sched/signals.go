@@ -18,10 +18,9 @@ package sched
 //     feed the transport derives it from PacketsSent and PacketsLost at each
 //     decision (the same moving average, advanced in steps).
 //   - BytesInFlight as the stack's loss recovery counts it. Without the feed
-//     the transport estimates it from what the stack took (the bytes it
-//     packetized) less what the peer acknowledged at connection level, which
-//     runs late by the peer's acknowledgement delay and counts lost packets
-//     until they are acknowledged after all.
+//     the transport estimates it from the bytes the stack took (packetized)
+//     within the latest round trip; pkg/session's TestInflightEstimateAgainstQlog
+//     bounds the estimate's error against the stack's count.
 //
 // A scheduler that reads PTOCount, or needs LossRate and BytesInFlight as
 // the stack sees them after every acknowledgement, says so by implementing

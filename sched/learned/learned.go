@@ -142,6 +142,14 @@ func (s *Scheduler) Name() string {
 	return Name
 }
 
+// NeedsPerAckSignals implements sched.PerAckSignals: a policy that reads
+// EdAR's state (Config.EdarState) needs PTOCount, which only the per-ACK
+// feed gives. Without EdAR's state the Observation's PTOCount is 0 and
+// LossRate and BytesInFlight are the transport's cheap estimates
+// (sched/signals.go), in training (pkg/gym) and in deployment alike, so
+// what a policy learns carries over.
+func (s *Scheduler) NeedsPerAckSignals() bool { return s.cfg.EdarState }
+
 // Stats returns the counters.
 func (s *Scheduler) Stats() Stats { return s.stats }
 

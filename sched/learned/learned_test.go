@@ -238,3 +238,15 @@ func BenchmarkDecide(b *testing.B) {
 		})
 	})
 }
+
+// A policy that reads EdAR's state needs PTOCount, which only the per-ACK
+// feed gives (sched/signals.go); one that does not runs on the cheap
+// signals, the same in training (pkg/gym) and in deployment.
+func TestPerAckSignalsFollowEdarState(t *testing.T) {
+	for _, edarState := range []bool{false, true} {
+		s := New(Config{EdarState: edarState})
+		if got := sched.NeedsPerAckSignals(s); got != edarState {
+			t.Errorf("EdarState %v: NeedsPerAckSignals = %v, want %v", edarState, got, edarState)
+		}
+	}
+}
