@@ -305,7 +305,7 @@ func (s *Session) idleReinjectLocked(now time.Time) {
 			return
 		}
 		if !s.snapValidLocked() {
-			s.snapshotLocked()
+			s.snapshotLocked(now)
 			if len(sn.snap) == 0 {
 				return
 			}
