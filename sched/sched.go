@@ -240,6 +240,18 @@ type Observer interface {
 	SegmentLost(now time.Time, path PathID, seq uint64)
 }
 
+// Reinjector is implemented by schedulers that re-inject unacknowledged
+// data when nothing new can be sent (XLINK). The transport calls Reinject,
+// serialized with Decide, when it has no new data it may send (none left,
+// or the peer's flow control holds it back) and no retransmission queued,
+// while data is in flight and some path can send; conn's stream fields then
+// describe the oldest unacknowledged segment. Only a SendCopy decision is
+// carried out, and only with segments the marked paths have not carried;
+// any other answer ends the round. Reinject must not allocate.
+type Reinjector interface {
+	Reinject(conn *ConnInfo, paths []PathInfo) Decision
+}
+
 // ReceiverObserver is implemented by schedulers that take the receiver's
 // reports (EdAR's reward features), which travel back over the session's
 // control channel. ReceiverReport is serialized with Decide as Observer's

@@ -104,6 +104,9 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 			if s.cfg.OpportunisticReinjection {
 				_, retryAt = s.opportunisticLocked(now)
 			}
+			if s.reinj != nil {
+				s.idleReinjectLocked(now)
+			}
 			return
 		}
 		sn.ci = s.connInfoLocked(now) // kept in the sender: a local would escape through Decide
@@ -273,4 +276,102 @@ func (s *Session) enqueueLocked(slot, i int, g *segment, now time.Time) {
 	sn.snap[i].BytesSent += n
 	sn.snap[i].SegmentsInFlight++
 	poke(p.notify)
+}
+
+// idleReinjectLocked offers a sched.Reinjector scheduler copies of
+// unacknowledged data while nothing new can be sent (the caller checked),
+// no retransmission is queued, data is in flight and some path can send.
+// Each round's ConnInfo describes, in its stream fields, the oldest
+// unacknowledged segment. Only SendCopy decisions are carried out, and only
+// with a segment the path has not carried: a path never takes new data
+// here. At most maxDecisions rounds; s.mu is released around each Reinject
+// as around Decide.
+func (s *Session) idleReinjectLocked(now time.Time) {
+	sn := &s.snd
+	for range maxDecisions {
+		if len(sn.segs) == 0 || len(sn.retrans) > 0 || !s.anyRoomLocked() {
+			return
+		}
+		sn.ci = s.connInfoLocked(now)
+		s.oldestStreamLocked(&sn.ci)
+		observed := sn.obsq.takeLocked()
+		s.mu.Unlock()
+		if observed {
+			s.obsDeliver()
+		}
+		d := s.reinj.Reinject(&sn.ci, sn.snap)
+		s.mu.Lock()
+		if s.closed {
+			return
+		}
+		if !s.snapValidLocked() {
+			s.snapshotLocked(now)
+			if len(sn.snap) == 0 {
+				return
+			}
+			continue
+		}
+		if d.Action != sched.SendCopy || s.applyCopiesLocked(d, now) == 0 {
+			return
+		}
+	}
+}
+
+// anyRoomLocked reports whether some path of the snapshot can send.
+func (s *Session) anyRoomLocked() bool {
+	for i := range s.snd.snap {
+		if s.snd.snap[i].SendingAllowed() {
+			return true
+		}
+	}
+	return false
+}
+
+// applyCopiesLocked carries out a SendCopy decision with copies only (no
+// path falls back to new data) and returns how many it queued.
+func (s *Session) applyCopiesLocked(d sched.Decision, now time.Time) int {
+	sn := &s.snd
+	n := 0
+	for set := d.Paths; set != 0; {
+		i := bits.TrailingZeros64(uint64(set))
+		set &^= 1 << uint(i)
+		if i >= len(sn.snap) || !sn.snap[i].SendingAllowed() {
+			continue
+		}
+		slot := sn.slots[i]
+		var g *segment
+		if d.Seq == sched.OldestUncarried {
+			g = s.oldestUncarried(slot)
+		} else if c := sn.get(d.Seq); c != nil && !c.acked && c.sent && c.sentOn&(1<<uint(slot)) == 0 {
+			g = c
+		}
+		if g == nil {
+			continue
+		}
+		s.enqueueLocked(slot, i, g, now)
+		n++
+	}
+	return n
+}
+
+// oldestStreamLocked sets ci's stream fields to those of the oldest sent,
+// unacknowledged segment's stream (none: HasStream false).
+func (s *Session) oldestStreamLocked(ci *sched.ConnInfo) {
+	sn := &s.snd
+	ci.HasStream, ci.StreamID, ci.Urgency, ci.Incremental = false, 0, 0, false
+	ci.Deadline, ci.StreamRemaining, ci.PreferredPath, ci.Preference = time.Time{}, 0, 0, sched.NoPreference
+	for q := sn.base; q < sn.nextSeq; q++ {
+		g := sn.get(q)
+		if g == nil || !g.sent || g.acked {
+			continue
+		}
+		if st := g.stream; st != nil {
+			p := &st.prio
+			ci.HasStream, ci.StreamID = true, st.id
+			ci.Urgency, ci.Incremental, ci.Deadline = p.urgency, p.incremental, p.deadline
+			ci.PreferredPath, ci.Preference = p.path, p.pref
+			ci.StreamRemaining = uint64(st.send.buf.Len())
+		}
+		return
+	}
 }

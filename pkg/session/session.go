@@ -398,6 +398,7 @@ type Session struct {
 	traced   bool                   // the path connections carry tracers (signals.go); set once, before the first path
 	obs      sched.Observer         // nil if the scheduler does not observe
 	robs     sched.ReceiverObserver // nil if it takes no receiver reports
+	reinj    sched.Reinjector       // nil if it does not re-inject when nothing new can be sent
 	start    time.Time
 
 	mu         sessionMutex // sync.Mutex (lockcount_off.go)
@@ -456,6 +457,7 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 	s.log.logf = cfg.Logf
 	s.obs, _ = sch.(sched.Observer)
 	s.robs, _ = sch.(sched.ReceiverObserver)
+	s.reinj, _ = sch.(sched.Reinjector)
 	s.cond = sync.NewCond(&s.mu)
 	s.streams.init(s, cfg, isClient)
 	if err := s.cc.init(cfg); err != nil {

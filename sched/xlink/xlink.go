@@ -203,3 +203,4 @@ func DeliveryTime(n uint64, paths []sched.PathInfo) (d time.Duration, ok bool) {
 }
 
 var _ sched.Scheduler = (*Scheduler)(nil)
+var _ sched.Reinjector = (*Scheduler)(nil)
