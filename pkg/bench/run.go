@@ -164,7 +164,9 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	}
 	base.Scheduler, base.NewScheduler = r.Scheduler, r.NewScheduler
 	if base.CloseTimeout == 0 {
-		base.CloseTimeout = r.Timeout // the run's own limit bounds the server's linger
+		// The run's own limit bounds the server's linger, up to what the
+		// session accepts (edar-setting-v runs up to 10,000 s).
+		base.CloseTimeout = min(r.Timeout, session.MaxDuration)
 	}
 	if r.SeriesStep > 0 {
 		base.SeriesInterval = r.SeriesStep

@@ -87,12 +87,6 @@ func episode(c *conn, q *Request) (pending []byte, err error) {
 		cfg = *run.SessionConfig
 	}
 	cfg.ReportInterval = o.reportInterval()
-	if cfg.CloseTimeout == 0 {
-		// bench.Transfer would use the run's timeout, which the session
-		// refuses above an hour (edar-setting-v lasts up to 10,000 s; the
-		// same run fails in mpquic-bench).
-		cfg.CloseTimeout = min(run.Timeout, time.Hour)
-	}
 	cfg.OpportunisticReinjection = o.Opportunistic
 	run.SessionConfig = &cfg
 	if run.Timed == 0 {

@@ -195,8 +195,13 @@ type Config struct {
 const (
 	maxRecvWindow = 1 << 30 // bytes
 	maxStreamsCap = 1 << 20 // open peer streams
-	maxDuration   = time.Hour
+	maxDuration   = MaxDuration
 )
+
+// MaxDuration is the longest duration any Config field accepts
+// (CloseTimeout, FailureTimeout, AckTimeout, ...): one hour. A constant;
+// safe to read from any goroutine.
+const MaxDuration = time.Hour
 
 func (c *Config) withDefaults() (Config, error) {
 	var d Config
