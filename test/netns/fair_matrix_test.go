@@ -284,9 +284,43 @@ func TestFairnessMatrix(t *testing.T) {
 	runFairMatrix(t, m, nil)
 }
 
+// TestFairnessReport makes the report again from a matrix's runs.jsonl
+// (MPQ_FAIR_IN), into MPQ_FAIR_OUT (default: again/ beside the input): to
+// change the report without running the matrix again, or to report a
+// matrix run in parts. No root needed.
+//
+//	MPQ_FAIR_IN=results/fairness-matrix/runs.jsonl go test -count=1 -run TestFairnessReport ./test/netns/
+func TestFairnessReport(t *testing.T) {
+	in := os.Getenv("MPQ_FAIR_IN")
+	if in == "" {
+		t.Skip("set MPQ_FAIR_IN to a matrix's runs.jsonl (several, comma-separated, are merged)")
+	}
+	var recs []fairRec
+	for _, f := range strings.Split(in, ",") {
+		rs, err := readFairRecs(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rs...)
+	}
+	out := os.Getenv("MPQ_FAIR_OUT")
+	if out == "" {
+		out = filepath.Join(filepath.Dir(strings.Split(in, ",")[0]), "again")
+	}
+	runs := 0
+	for _, cf := range groupFair(recs) {
+		runs = max(runs, cf.order[0].n+cf.order[1].n)
+	}
+	rep := fairReport(recs, runs, "Made again from "+in+".")
+	if err := writeFairOut(out, rep, recs); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s\nreport: %s", rep, filepath.Join(out, "report.md"))
+}
+
 // runFairMatrix builds the topology, runs m, reports, and hands the runs
 // to judge (if not nil).
-func runFairMatrix(t *testing.T, m fairMatrix, judge func(*testing.T, []*fairRun)) {
+func runFairMatrix(t *testing.T, m fairMatrix, judge func(*testing.T, []fairRec)) {
 	t.Helper()
 	modes := fairModes(t)
 	flows := fairFlows(modes, m.paths)
@@ -326,16 +360,20 @@ func runFairMatrix(t *testing.T, m fairMatrix, judge func(*testing.T, []*fairRun
 		stop()
 	}
 	elapsed := time.Since(start)
-	rep := fairReport(runs, m, elapsed, fmt.Sprintf("Source: %s. Load average at the start %s, at the end %s; normal-class runs waited %v in all for a quiet machine.",
-		fairSource(), load0, loadAvg(), fe.idleWaited.Round(time.Second)))
+	recs := make([]fairRec, len(runs))
+	for i, r := range runs {
+		recs[i] = recOf(r)
+	}
+	rep := fairReport(recs, m.runs, fmt.Sprintf("Source: %s. %v in all; load average at the start %s, at the end %s; normal-class runs waited %v in all for a quiet machine.",
+		fairSource(), elapsed.Round(time.Second), load0, loadAvg(), fe.idleWaited.Round(time.Second)))
 	t.Logf("FAIRNESS MATRIX (%v):\n%s", elapsed.Round(time.Second), rep)
-	if err := writeFairOut(out, rep, runs); err != nil {
+	if err := writeFairOut(out, rep, recs); err != nil {
 		t.Errorf("writing %s: %v", out, err)
 	} else {
 		t.Logf("report: %s", filepath.Join(out, "report.md"))
 	}
 	if judge != nil && !t.Failed() {
-		judge(t, runs)
+		judge(t, recs)
 	}
 }
 

@@ -244,19 +244,16 @@ func TestParseQlog(t *testing.T) {
 // of the two orders' medians, and the target against 1.25 and kernel
 // MPTCP.
 func TestFairGeoAndTarget(t *testing.T) {
-	c := fairCell{queue: 1, rttX: 1, class: "rt"}
-	mk := func(f fairFlow, first bool, ours, comp float64) *fairRun {
-		return &fairRun{cell: c, flow: f, oursFirst: first, oursBps: ours, compBps: comp}
+	mk := func(flow string, paths int, first bool, ratio float64) fairRec {
+		return fairRec{Class: "rt", QueueBDP: 1, RTTms: 20, Flow: flow, Kind: kindOfFlow(flow), Paths: paths, OursFirst: first, Ratio: ratio}
 	}
-	tcp, mptcp := fairFlow{kind: "tcp", paths: 1}, fairFlow{kind: "mptcp", paths: 2}
-	rf := fairFlow{kind: "session", coupling: "olia", rf: true, paths: 2}
-	runs := []*fairRun{
-		mk(tcp, false, 1, 4), mk(tcp, true, 4, 1), mk(tcp, false, 1, 2), mk(tcp, true, 2, 1), // medians 0.375, 3: geo 1.06
-		mk(mptcp, false, 1, 1), mk(mptcp, true, 2, 1), // 1, 2: geo 1.41
-		mk(rf, false, 1, 2), mk(rf, true, 3, 1), // 0.5, 3: geo 1.22
+	recs := []fairRec{
+		mk("tcp", 1, false, 0.25), mk("tcp", 1, true, 4), mk("tcp", 1, false, 0.5), mk("tcp", 1, true, 2), // medians 0.375, 3: geo 1.06
+		mk("mptcp/2", 2, false, 1), mk("mptcp/2", 2, true, 2), // 1, 2: geo 1.41
+		mk("olia-rf/2", 2, false, 0.5), mk("olia-rf/2", 2, true, 3), // 0.5, 3: geo 1.22
 	}
-	cfs := groupFair(runs)
-	if len(cfs) != 3 || cfs[0].flow != "tcp" || cfs[2].flow != "olia-rf/2" {
+	cfs := groupFair(recs)
+	if len(cfs) != 3 || cfs[0].flow != "tcp" || cfs[2].flow != "olia-rf/2" || cfs[2].kind != "session" {
 		t.Fatalf("groups %+v", cfs)
 	}
 	g, lo, hi := cfs[0].geo()
@@ -264,18 +261,36 @@ func TestFairGeoAndTarget(t *testing.T) {
 		t.Errorf("geo %v (%v-%v)", g, lo, hi)
 	}
 	tgs := fairTargets(cfs)
-	if len(tgs) != 1 || !tgs[0].met || math.Abs(tgs[0].rf-math.Sqrt(1.5)) > 1e-9 {
+	if len(tgs) != 1 || !tgs[0].met || math.Abs(tgs[0].rf-math.Sqrt(1.5)) > 1e-9 || tgs[0].bound != 1.25 {
 		t.Fatalf("target %+v", tgs)
 	}
-	runs = append(runs, mk(rf, true, 6, 1)) // flow first: median 4.5, geo 1.5 > 1.25 and > 1.41
-	tgs = fairTargets(groupFair(runs))
+	recs = append(recs, mk("olia-rf/2", 2, true, 6)) // flow first: median 4.5, geo 1.5 > 1.25 and > 1.41
+	tgs = fairTargets(groupFair(recs))
 	if tgs[0].met || tgs[0].vsTCP || tgs[0].vsM {
 		t.Errorf("target %+v, want not met on both counts", tgs[0])
 	}
-	rep := fairReport(runs, fairMatrix{runs: 2}, time.Minute, "source")
-	for _, want := range []string{"| rt | 1 BDP | 20 ms |", "1.06 (0.71-1.41)", "**NOT met** (> 1.25, > MPTCP)", "olia-rf/2"} {
+	rep := fairReport(recs, 2, "source")
+	for _, want := range []string{"| rt | 1 BDP | 20 ms |", "1.06 (0.71-1.41)", "**NOT met** (> bound, > MPTCP)", "olia-rf/2", "source"} {
 		if !strings.Contains(rep, want) {
 			t.Errorf("report lacks %q:\n%s", want, rep)
 		}
+	}
+	// At 3× the competitor's RTT the bound is 1.25 × the TCP control's
+	// measured figure, not 1.25.
+	for i := range recs {
+		recs[i].RTTms = 60
+	}
+	tgs = fairTargets(groupFair(recs))
+	if math.Abs(tgs[0].bound-1.25*math.Sqrt(0.375*3)) > 1e-9 {
+		t.Errorf("bound at 3x RTT %v, want 1.25 × %v", tgs[0].bound, math.Sqrt(0.375*3))
+	}
+	// Records survive runs.jsonl.
+	dir := t.TempDir()
+	if err := writeFairOut(dir, rep, recs); err != nil {
+		t.Fatal(err)
+	}
+	back, err := readFairRecs(filepath.Join(dir, "runs.jsonl"))
+	if err != nil || len(back) != len(recs) || back[8] != recs[8] {
+		t.Errorf("read back %d records (%v), last %+v", len(back), err, back[len(back)-1])
 	}
 }
