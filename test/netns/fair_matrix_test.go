@@ -277,7 +277,7 @@ func TestFairnessMatrix(t *testing.T) {
 	m := envFairMatrix(t, fairMatrix{
 		queues:  []float64{0.5, 1, 2.5},
 		rtts:    []int{1, 3},
-		classes: []string{"normal", "rt"},
+		classes: []string{"rt", "normal"},
 		paths:   []int{1, 2},
 		runs:    4,
 	})
