@@ -61,6 +61,8 @@ type fairDiag struct {
 	tiOurs, tiComp   tcpShares    // socket state in the window (tcp, mptcp)
 	bOurs, bComp     burstStats   // bursts in the window
 	quic             quicDiag     // quic and session flows
+	ccCuts, ccUndos  float64      // the session's coupled-window reductions and undos (server's Stats via the client's result)
+	ccGoverned       float64      // share of the bytes acknowledged under a coupled window while it was below quic-go's
 	retransOurs      uint64       // the session's or quic-go's lost + reinjected packets (client's result)
 	redundantOurs    uint64       // the session's bytes beyond first transmissions
 	errs             []string
@@ -147,6 +149,10 @@ func (fe *fairEnv) finishDiag(t *testing.T, d *fairDiagRun, r *fairRun, paths []
 		g.bOurs = burstsOver(capt, paths, r.from, r.to)
 		g.bComp = bursts(capt, fairCompPath, r.from, r.to)
 	}
+	g.ccCuts, g.ccUndos = r.ours.Extra["coupling_cuts"], r.ours.Extra["coupling_undos"]
+	if a := r.ours.Extra["coupled_acked_bytes"]; a > 0 {
+		g.ccGoverned = r.ours.Extra["coupled_governed_bytes"] / a
+	}
 	g.retransOurs = r.ours.RetransPackets
 	g.redundantOurs = r.ours.RedundantBytes
 	if r.flow.kind == "session" || r.flow.kind == "quic" {
@@ -231,6 +237,17 @@ func (g *fairDiag) reductions(kind string) float64 {
 	return float64(g.quic.recoveries)
 }
 
+// cutsInWindow is the flow's window reductions in the measurement
+// window: tcp_info's congestion-state entries (TCP, MPTCP), quic-go's
+// recoveries (QUIC).
+func (g *fairDiag) cutsInWindow(kind string) float64 {
+	switch kind {
+	case "tcp", "mptcp":
+		return float64(g.tiOurs.cuts)
+	}
+	return float64(g.quic.recovWin)
+}
+
 // slowStart is the flow's share of the window in slow start.
 func (g *fairDiag) slowStart(kind string) float64 {
 	switch kind {
@@ -247,15 +264,18 @@ func (g *fairDiag) line() string {
 		100*g.lossOurs, 100*g.lossComp, g.pktsOurs, g.pktsComp, g.dropsTc, g.dropsSum, g.ackOurs, g.ackComp,
 		g.bOurs.mean, g.bComp.mean, g.bOurs.max, g.bComp.max, 100*g.bOurs.in5, 100*g.bComp.in5)
 	if g.tiOurs.samples > 0 || g.tcpOurs.out > 0 {
-		fmt.Fprintf(&b, "; flow TCP: %d recoveries, %d RTOs, %d undos, %d retrans, slow start %.0f%%, recovery %.0f%%, cwnd %.0f",
-			g.tcpOurs.recoveries, g.tcpOurs.rtos, g.tcpOurs.undos, g.tcpOurs.retrans, 100*g.tiOurs.slowStart, 100*g.tiOurs.recovery, g.tiOurs.cwnd)
+		fmt.Fprintf(&b, "; flow TCP: %d recoveries (%d in window), %d RTOs, %d undos, %d retrans, slow start %.0f%%, recovery %.0f%%, cwnd %.0f",
+			g.tcpOurs.recoveries, g.tiOurs.cuts, g.tcpOurs.rtos, g.tcpOurs.undos, g.tcpOurs.retrans, 100*g.tiOurs.slowStart, 100*g.tiOurs.recovery, g.tiOurs.cwnd)
 	}
 	if g.quic.conns > 0 {
 		q := g.quic
 		fmt.Fprintf(&b, "; flow quic-go: %d conns, %d recoveries (%d in window), %d lost, %d spurious, slow start %.0f%%, app-limited %.0f%%, cwnd-limited %.0f%%; retrans %d, redundant %d B",
 			q.conns, q.recoveries, q.recovWin, q.lost, q.spurious, 100*q.slowStart, 100*q.appLimited, 100*q.cwndLimited, g.retransOurs, g.redundantOurs)
 	}
-	fmt.Fprintf(&b, "; competitor: %d recoveries, %d RTOs, %d undos, slow start %.0f%%, cwnd %.0f",
-		g.tcpComp.recoveries, g.tcpComp.rtos, g.tcpComp.undos, 100*g.tiComp.slowStart, g.tiComp.cwnd)
+	if g.ccCuts > 0 {
+		fmt.Fprintf(&b, "; session: %.0f coupled cuts, %.0f undone, coupled window below quic-go's for %.0f%% of the bytes", g.ccCuts, g.ccUndos, 100*g.ccGoverned)
+	}
+	fmt.Fprintf(&b, "; competitor: %d recoveries (%d in window), %d RTOs, %d undos, slow start %.0f%%, cwnd %.0f",
+		g.tcpComp.recoveries, g.tiComp.cuts, g.tcpComp.rtos, g.tcpComp.undos, 100*g.tiComp.slowStart, g.tiComp.cwnd)
 	return b.String()
 }

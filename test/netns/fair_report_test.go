@@ -112,6 +112,10 @@ type fairRec struct {
 	LossComp   float64 `json:"loss_comp"`
 	CutsOurs   float64 `json:"cuts_ours"`
 	CutsComp   float64 `json:"cuts_comp"`
+	CutsWinO   float64 `json:"cuts_window_ours"` // reductions in the window: TCP, MPTCP from tcp_info (20 ms), QUIC from qlog
+	CutsWinC   float64 `json:"cuts_window_comp"`
+	FCTOurs    float64 `json:"fct_ours_s"`
+	FCTComp    float64 `json:"fct_comp_s"`
 	UndoOurs   float64 `json:"undo_ours"`
 	UndoComp   float64 `json:"undo_comp"`
 	SSOurs     float64 `json:"slow_start_ours"`
@@ -124,6 +128,9 @@ type fairRec struct {
 	In5Comp    float64 `json:"in5_comp"`
 	AckOurs    float64 `json:"pkts_per_ack_ours"`
 	AckComp    float64 `json:"pkts_per_ack_comp"`
+	SessCuts   float64 `json:"session_cuts,omitempty"`
+	SessUndos  float64 `json:"session_undos,omitempty"`
+	Governed   float64 `json:"coupled_governed,omitempty"`
 	Retrans    uint64  `json:"retrans_ours"`
 	Redundant  uint64  `json:"redundant_bytes_ours"`
 	Detail     string  `json:"detail"`
@@ -149,8 +156,10 @@ func recOf(r *fairRun) fairRec {
 		OursFirst: r.oursFirst, WindowS: r.to.Sub(r.from).Seconds(), OursMbit: r.oursBps / 1e6, CompMbit: r.compBps / 1e6, Ratio: r.ratio(),
 		Idle: r.idle, IdleWaitS: r.idleWaited.Seconds(), Load: r.load, LossOurs: g.lossOurs, LossComp: g.lossComp,
 		CutsOurs: g.reductions(r.flow.kind), CutsComp: float64(g.tcpComp.recoveries + g.tcpComp.rtos), UndoOurs: undo, UndoComp: float64(g.tcpComp.undos),
+		CutsWinO: g.cutsInWindow(r.flow.kind), CutsWinC: float64(g.tiComp.cuts), FCTOurs: r.ours.FCTSeconds, FCTComp: r.comp.FCTSeconds,
 		SSOurs: g.slowStart(r.flow.kind), SSComp: g.tiComp.slowStart, AppLimited: g.quic.appLimited, CwndLim: g.quic.cwndLimited,
 		BurstOurs: g.bOurs.mean, BurstComp: g.bComp.mean, In5Ours: g.bOurs.in5, In5Comp: g.bComp.in5, AckOurs: g.ackOurs, AckComp: g.ackComp,
+		SessCuts: g.ccCuts, SessUndos: g.ccUndos, Governed: g.ccGoverned,
 		Retrans: g.retransOurs, Redundant: g.redundantOurs, Detail: g.line(),
 	}
 }
@@ -413,7 +422,7 @@ func idleRange(xs []float64) string {
 func fairDiagReport(cfs []*cellFlow) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Why: per flow (medians over the cell's runs; flow / competitor)\n\n")
-	fmt.Fprintf(&b, "loss: packets dropped at the queue over the run; cuts: window reductions over the run (TCP, MPTCP: recovery episodes + RTOs, nstat of the flow's own server namespace; QUIC: quic-go's entries into recovery, server qlog, summed over paths); undo: TCP undos, quic-go spurious losses; SS: share of the window in slow start (TCP: tcp_info every 20 ms; QUIC: qlog); app-lim: quic-go's application-limited share of the window (for the session: its own window, not quic-go's, held the path); burst: packets per back-to-back burst as a packet sees it (gaps ≤ 100 µs, capture before the queue); ≥5: share of packets in bursts of 5 or more; pkts/ACK: data packets per packet the client sent back.\n\n")
+	fmt.Fprintf(&b, "loss: packets dropped at the queue over the run; cuts: window reductions over the run (TCP, MPTCP: recovery episodes + RTOs, nstat of the flow's own server namespace; QUIC: quic-go's entries into recovery, server qlog, summed over paths; s: the session's coupled-window cuts, which govern once the coupled window is below quic-go's); undo: TCP undos, quic-go spurious losses; SS: share of the window in slow start (TCP: tcp_info every 20 ms; QUIC: qlog); app-lim: quic-go's application-limited share of the window (for the session: its own window, not quic-go's, held the path); burst: packets per back-to-back burst as a packet sees it (gaps ≤ 100 µs, capture before the queue); ≥5: share of packets in bursts of 5 or more; pkts/ACK: data packets per packet the client sent back.\n\n")
 	fmt.Fprintf(&b, "| cell | flow | ratio | loss | cuts | undo | SS | app-lim | burst | ≥5 | pkts/ACK |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, cf := range cfs {
 		rs := cf.recs()
@@ -422,10 +431,14 @@ func fairDiagReport(cfs []*cellFlow) string {
 		if rs[0].quic() {
 			appLim = fmt.Sprintf("%.0f%%", 100*med(func(r *fairRec) float64 { return r.AppLimited }))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f%% / %.2f%% | %.0f / %.0f | %.0f / %.0f | %.0f%% / %.0f%% | %s | %.1f / %.1f | %.0f%% / %.0f%% | %.2f / %.2f |\n",
+		cuts := fmt.Sprintf("%.0f", med(func(r *fairRec) float64 { return r.CutsOurs }))
+		if sc := med(func(r *fairRec) float64 { return r.SessCuts }); sc > 0 {
+			cuts += fmt.Sprintf(" (s %.0f)", sc)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f%% / %.2f%% | %s / %.0f | %.0f / %.0f | %.0f%% / %.0f%% | %s | %.1f / %.1f | %.0f%% / %.0f%% | %.2f / %.2f |\n",
 			cf.cell, cf.flow, med(func(r *fairRec) float64 { return r.Ratio }),
 			100*med(func(r *fairRec) float64 { return r.LossOurs }), 100*med(func(r *fairRec) float64 { return r.LossComp }),
-			med(func(r *fairRec) float64 { return r.CutsOurs }), med(func(r *fairRec) float64 { return r.CutsComp }),
+			cuts, med(func(r *fairRec) float64 { return r.CutsComp }),
 			med(func(r *fairRec) float64 { return r.UndoOurs }), med(func(r *fairRec) float64 { return r.UndoComp }),
 			100*med(func(r *fairRec) float64 { return r.SSOurs }), 100*med(func(r *fairRec) float64 { return r.SSComp }),
 			appLim,

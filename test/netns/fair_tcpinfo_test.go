@@ -237,6 +237,7 @@ type tcpShares struct {
 	slowStart float64
 	recovery  float64
 	cwnd      float64 // median window of a socket (a subflow for MPTCP), segments
+	cuts      int     // entries into CWR, recovery or loss seen in the window (all sockets): window reductions, at the sampling's resolution
 }
 
 // sharesOf measures the samples of sockets whose client address is in
@@ -245,6 +246,7 @@ func sharesOf(ss []tcpSample, paths []int, from, to time.Time) tcpShares {
 	var r tcpShares
 	var ssN, recN int
 	var cw []float64
+	prev := map[[4]byte]uint8{}
 	for _, s := range ss {
 		if s.t.Before(from) || !s.t.Before(to) || s.dst[0] != 10 || s.dst[1] != 10 {
 			continue
@@ -265,6 +267,10 @@ func sharesOf(ss []tcpSample, paths []int, from, to time.Time) tcpShares {
 		if s.caState >= 3 {
 			recN++
 		}
+		if p, ok := prev[s.dst]; ok && p < 2 && s.caState >= 2 {
+			r.cuts++
+		}
+		prev[s.dst] = s.caState
 		cw = append(cw, float64(s.cwnd))
 	}
 	if r.samples > 0 {

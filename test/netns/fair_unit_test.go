@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/quic-go/quic-go/qlog"
@@ -169,7 +170,7 @@ func TestParseDiag(t *testing.T) {
 		{t: now.Add(40 * time.Millisecond), dst: [4]byte{10, 10, 1, 2}, cwnd: 5, ssthresh: 30},
 	}
 	sh := sharesOf(ss, []int{3}, now, now.Add(time.Second))
-	if sh.samples != 3 || math.Abs(sh.slowStart-1.0/3) > 1e-9 || math.Abs(sh.recovery-1.0/3) > 1e-9 || sh.cwnd != 30 {
+	if sh.samples != 3 || math.Abs(sh.slowStart-1.0/3) > 1e-9 || math.Abs(sh.recovery-1.0/3) > 1e-9 || sh.cwnd != 30 || sh.cuts != 1 {
 		t.Errorf("shares %+v", sh)
 	}
 }
@@ -180,35 +181,37 @@ func TestParseDiag(t *testing.T) {
 // event at 600 ms.
 func TestParseQlog(t *testing.T) {
 	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "server-x.sqlog"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := qlogwriter.NewConnectionFileSeq(f, false, qlogwriter.ConnectionID{})
-	go tr.Run()
-	rec := tr.AddProducer()
-	start := time.Now()
-	// The writer stamps events with time.Now(): record them at the right
-	// moments.
-	at := func(d time.Duration, ev qlogwriter.Event) {
-		time.Sleep(time.Until(start.Add(d)))
-		rec.RecordEvent(ev)
-	}
-	at(0, qlog.CongestionStateUpdated{State: qlog.CongestionStateSlowStart})
-	for i := 0; i < 150; i++ {
-		rec.RecordEvent(qlog.PacketSent{Header: qlog.PacketHeader{PacketType: qlog.PacketType1RTT, PacketNumber: qlog.PacketNumber(i)}})
-	}
-	at(100*time.Millisecond, qlog.CongestionStateUpdated{State: qlog.CongestionStateCongestionAvoidance})
-	at(200*time.Millisecond, &qlog.MetricsUpdated{CongestionWindow: 40000, BytesInFlight: 39000})
-	at(300*time.Millisecond, qlog.PacketLost{Header: qlog.PacketHeader{PacketType: qlog.PacketType1RTT, PacketNumber: 5}})
-	at(300*time.Millisecond, qlog.CongestionStateUpdated{State: qlog.CongestionStateRecovery})
-	at(320*time.Millisecond, qlog.SpuriousLoss{PacketNumber: 5})
-	at(350*time.Millisecond, &qlog.MetricsUpdated{CongestionWindow: 28000, BytesInFlight: 10000})
-	at(400*time.Millisecond, qlog.CongestionStateUpdated{State: qlog.CongestionStateCongestionAvoidance})
-	at(500*time.Millisecond, qlog.CongestionStateUpdated{State: qlog.CongestionStateApplicationLimited})
-	at(600*time.Millisecond, qlog.PacketSent{Header: qlog.PacketHeader{PacketType: qlog.PacketType1RTT, PacketNumber: 200}})
-	rec.Close()
-	time.Sleep(50 * time.Millisecond) // the writer's goroutine drains and closes the file
+	// The writer stamps events with time.Now(): in a synctest bubble the
+	// clock is virtual, so the events land exactly at the moments below.
+	synctest.Test(t, func(t *testing.T) {
+		f, err := os.Create(filepath.Join(dir, "server-x.sqlog"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := qlogwriter.NewConnectionFileSeq(f, false, qlogwriter.ConnectionID{})
+		go tr.Run()
+		rec := tr.AddProducer()
+		start := time.Now()
+		at := func(d time.Duration, ev qlogwriter.Event) {
+			time.Sleep(time.Until(start.Add(d)))
+			rec.RecordEvent(ev)
+		}
+		at(0, qlog.CongestionStateUpdated{State: qlog.CongestionStateSlowStart})
+		for i := 0; i < 150; i++ {
+			rec.RecordEvent(qlog.PacketSent{Header: qlog.PacketHeader{PacketType: qlog.PacketType1RTT, PacketNumber: qlog.PacketNumber(i)}})
+		}
+		at(100*time.Millisecond, qlog.CongestionStateUpdated{State: qlog.CongestionStateCongestionAvoidance})
+		at(200*time.Millisecond, &qlog.MetricsUpdated{CongestionWindow: 40000, BytesInFlight: 39000})
+		at(300*time.Millisecond, qlog.PacketLost{Header: qlog.PacketHeader{PacketType: qlog.PacketType1RTT, PacketNumber: 5}})
+		at(300*time.Millisecond, qlog.CongestionStateUpdated{State: qlog.CongestionStateRecovery})
+		at(320*time.Millisecond, qlog.SpuriousLoss{PacketNumber: 5})
+		at(350*time.Millisecond, &qlog.MetricsUpdated{CongestionWindow: 28000, BytesInFlight: 10000})
+		at(400*time.Millisecond, qlog.CongestionStateUpdated{State: qlog.CongestionStateCongestionAvoidance})
+		at(500*time.Millisecond, qlog.CongestionStateUpdated{State: qlog.CongestionStateApplicationLimited})
+		at(600*time.Millisecond, qlog.PacketSent{Header: qlog.PacketHeader{PacketType: qlog.PacketType1RTT, PacketNumber: 200}})
+		rec.Close() // the last producer: the writer drains, closes the file and its goroutine ends
+		synctest.Wait()
+	})
 
 	cs, err := takeQlogs(dir, "server")
 	if err != nil || len(cs) != 1 {
@@ -224,7 +227,7 @@ func TestParseQlog(t *testing.T) {
 	sh := c.stateShares(c.first, c.last)
 	want := map[string]float64{"slow_start": 1.0 / 6, "congestion_avoidance": 3.0 / 6, "recovery": 1.0 / 6, "application_limited": 1.0 / 6}
 	for k, v := range want {
-		if math.Abs(sh[k]-v) > 0.05 {
+		if math.Abs(sh[k]-v) > 1e-6 {
 			t.Errorf("share of %s %.3f, want %.3f (%v)", k, sh[k], v, sh)
 		}
 	}
@@ -235,7 +238,7 @@ func TestParseQlog(t *testing.T) {
 		t.Errorf("cwnd-limited %.2f of %d, want 0.5 of 2", l, n)
 	}
 	d := quicDiagOf(cs, c.first, c.last)
-	if d.conns != 1 || d.recoveries != 1 || math.Abs(d.slowStart-1.0/6) > 0.05 {
+	if d.conns != 1 || d.recoveries != 1 || math.Abs(d.slowStart-1.0/6) > 1e-6 {
 		t.Errorf("diag %+v", d)
 	}
 }
