@@ -193,7 +193,9 @@ func (cf *cellFlow) geo() (g, lo, hi float64) {
 }
 
 // recs are all the flow's records in the cell.
-func (cf *cellFlow) recs() []*fairRec { return append(slices.Clone(cf.order[0].recs), cf.order[1].recs...) }
+func (cf *cellFlow) recs() []*fairRec {
+	return append(slices.Clone(cf.order[0].recs), cf.order[1].recs...)
+}
 
 // groupFair groups records by cell and flow, in first-seen order.
 func groupFair(recs []fairRec) []*cellFlow {
