@@ -364,8 +364,8 @@ func runFairMatrix(t *testing.T, m fairMatrix, judge func(*testing.T, []fairRec)
 	for i, r := range runs {
 		recs[i] = recOf(r)
 	}
-	rep := fairReport(recs, m.runs, fmt.Sprintf("Source: %s. %v in all; load average at the start %s, at the end %s; normal-class runs waited %v in all for a quiet machine.",
-		fairSource(), elapsed.Round(time.Second), load0, loadAvg(), fe.idleWaited.Round(time.Second)))
+	rep := fairReport(recs, m.runs, fmt.Sprintf("Source: %s. Queue limited in %s. %v in all; load average at the start %s, at the end %s; normal-class runs waited %v in all for a quiet machine.",
+		fairSource(), fairQueueMode(), elapsed.Round(time.Second), load0, loadAvg(), fe.idleWaited.Round(time.Second)))
 	t.Logf("FAIRNESS MATRIX (%v):\n%s", elapsed.Round(time.Second), rep)
 	if err := writeFairOut(out, rep, recs); err != nil {
 		t.Errorf("writing %s: %v", out, err)
@@ -450,6 +450,9 @@ func (fe *fairEnv) startClass(t *testing.T, class string) (stop func()) {
 			if qlogOn { // plain quic-go's qlogs (qlog.DefaultConnectionTracer)
 				os.Setenv("QLOGDIR", filepath.Join(fe.qlogRoot, "quic-go"))
 			}
+		}
+		if seg := os.Getenv("MPQ_FAIR_SEGMENT"); seg != "" { // an investigation knob: the session's segment size
+			args = append(args, "-segment-size", seg)
 		}
 		args = append(args, m.flags()...)
 		stop, log, err := startIn(t, fe.spec.ServerNS(), filepath.Join(fe.bin, "mpquic-server"), args)
@@ -652,4 +655,44 @@ func fairRunLine(r *fairRun) string {
 	return fmt.Sprintf("%3d %-20s %-12s %s: window %4.1f s, flow %5.2f, competitor %5.2f Mbit/s, ratio %5.2f; idle %.0f%% (waited %v), load %s; %s",
 		r.n, r.cell, r.flow.name(), order, r.to.Sub(r.from).Seconds(), r.oursBps/1e6, r.compBps/1e6, r.ratio(),
 		100*r.idle, r.idleWaited.Round(time.Second), r.load, d.line())
+}
+
+// The root CI's part of the matrix (TestFairnessCI): the cell and the
+// flows whose target it asserts. fairCIRuns runs per flow (half in each
+// start order).
+var (
+	fairCICell  = fairCell{queue: 1, rttX: 1, class: "rt"}
+	fairCIFlows = []string{"tcp", "mptcp/1", "olia-rf/1", "mptcp/2", "olia-rf/2"}
+)
+
+const fairCIRuns = 4
+
+// TestFairnessCI is the matrix's subset in the root CI (make netns-test,
+// about 5 min): one cell, fairCICell, with TCP reno, kernel MPTCP and the
+// session with OLIA in the TCP-friendly mode on 1 and 2 paths, fairCIRuns
+// runs each. Asserted: the sanity checks of every run, and issue 23's
+// target on both path counts: olia-rf's geometric mean over the two start
+// orders at most 1.25 (TCP's, 1.0 by symmetry, × 1.25) and at most kernel
+// MPTCP's with the same paths.
+//
+//	MPQ_NETNS=1 go test -count=1 -v -run TestFairnessCI ./test/netns/
+func TestFairnessCI(t *testing.T) {
+	requireNetns(t)
+	t.Setenv("MPQ_FAIR_MODES", "olia-rf")
+	m := fairMatrix{queues: []float64{fairCICell.queue}, rtts: []int{fairCICell.rttX}, classes: []string{fairCICell.class}, paths: []int{1, 2}, flows: fairCIFlows, runs: fairCIRuns}
+	if os.Getenv("MPQ_FAIR_OUT") == "" {
+		t.Setenv("MPQ_FAIR_OUT", t.TempDir())
+	}
+	runFairMatrix(t, m, func(t *testing.T, recs []fairRec) {
+		tgs := fairTargets(groupFair(recs))
+		if len(tgs) != 2 {
+			t.Fatalf("%d targets evaluated, want 2 (1 and 2 paths)", len(tgs))
+		}
+		for _, tg := range tgs {
+			t.Logf("TARGET %s, %d paths: olia-rf %.2f, bound %.2f, kernel MPTCP %.2f, TCP control %.2f: met %v", tg.cell, tg.paths, tg.rf, tg.bound, tg.mptcp, tg.tcp, tg.met)
+			if tg.missing || !tg.met {
+				t.Errorf("%s, %d paths: olia-rf's geometric mean %.2f, want ≤ %.2f and ≤ kernel MPTCP's %.2f", tg.cell, tg.paths, tg.rf, tg.bound, tg.mptcp)
+			}
+		}
+	})
 }

@@ -3,6 +3,7 @@ package netns
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,9 +128,14 @@ func upFair(t *testing.T, bin, data, certDir string) *fairEnv {
 		[]string{"ip", "-n", fairSplit, "addr", "add", "10.30.1.2/24", "dev", "spb"},
 	)
 	for _, nd := range [][2]string{{sv, "sv0"}, {fairComp, "cv0"}, {fairBn, "bv"}, {fairBn, "bc"}, {fairBn, "bsp"}, {fairSplit, "spb"}} {
-		cmds = append(cmds,
-			[]string{"ip", "-n", nd[0], "link", "set", "dev", nd[1], "up"},
-			[]string{"ip", "netns", "exec", nd[0], "ethtool", "-K", nd[1], "tso", "off", "gso", "off", "gro", "off", "tx-udp-segmentation", "off"})
+		cmds = append(cmds, []string{"ip", "-n", nd[0], "link", "set", "dev", nd[1], "up"})
+		// No segmentation offloads: the queue must see real packets.
+		// MPQ_FAIR_OFFLOAD=1 (an investigation knob) leaves them on
+		// between the servers and the queue, as a topology built
+		// without this care would.
+		if os.Getenv("MPQ_FAIR_OFFLOAD") != "1" {
+			cmds = append(cmds, []string{"ip", "netns", "exec", nd[0], "ethtool", "-K", nd[1], "tso", "off", "gso", "off", "gro", "off", "tx-udp-segmentation", "off"})
+		}
 	}
 	cmds = append(cmds,
 		[]string{"ip", "-n", sv, "route", "add", "10.10.0.0/16", "via", "10.30.0.1"},
@@ -165,16 +171,33 @@ func upFair(t *testing.T, bin, data, certDir string) *fairEnv {
 	return fe
 }
 
-// setQueue makes the bottleneck's drop-tail queue q BDPs long (tbf limit
-// q·fairBDPBytes bytes, the bytes that wait for tokens).
+// setQueue makes the bottleneck's drop-tail queue q BDPs long: tbf's own
+// byte-limited FIFO (limit q·fairBDPBytes bytes, the bytes that wait for
+// tokens), or with MPQ_FAIR_QUEUE=packets a packet-limited FIFO of
+// q·fairBDPBytes/1514 full frames under the tbf (fairQueueMode).
 func (fe *fairEnv) setQueue(t *testing.T, q float64) {
 	t.Helper()
 	limit := int(q * fairBDPBytes)
-	c := []string{"tc", "-n", fairBn, "qdisc", "replace", "dev", "bsp", "root", "handle", "1:", "tbf",
-		"rate", strconv.Itoa(fairRateMbit*1e6) + "bit", "burst", strconv.Itoa(fairBurst), "limit", strconv.Itoa(limit)}
-	if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v: %s", strings.Join(c, " "), err, out)
+	cmds := [][]string{{"tc", "-n", fairBn, "qdisc", "replace", "dev", "bsp", "root", "handle", "1:", "tbf",
+		"rate", strconv.Itoa(fairRateMbit*1e6) + "bit", "burst", strconv.Itoa(fairBurst), "limit", strconv.Itoa(limit)}}
+	if fairQueueMode() == "packets" {
+		cmds = append(cmds, []string{"tc", "-n", fairBn, "qdisc", "replace", "dev", "bsp", "parent", "1:1", "handle", "10:", "pfifo",
+			"limit", strconv.Itoa(int(math.Round(q * fairBDPBytes / 1514)))})
 	}
+	for _, c := range cmds {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", strings.Join(c, " "), err, out)
+		}
+	}
+}
+
+// fairQueueMode is how the bottleneck's queue is limited: "bytes" (tbf's
+// own FIFO, the default) or "packets" (MPQ_FAIR_QUEUE=packets).
+func fairQueueMode() string {
+	if os.Getenv("MPQ_FAIR_QUEUE") == "packets" {
+		return "packets"
+	}
+	return "bytes"
 }
 
 // mptcpPaths configures kernel MPTCP for a flow on paths ps (the first
