@@ -160,6 +160,17 @@ func upFair(t *testing.T, bin, data, certDir string) *fairEnv {
 		}
 	}
 	fe.setQueue(t, 1)
+	if mss := os.Getenv("MPQ_FAIR_TCP_ADVMSS"); mss != "" {
+		// An investigation knob: the client advertises this MSS on the
+		// flow's paths (not the competitor's), so that the TCP and MPTCP
+		// flows under test send segments of that size.
+		for _, p := range []int{1, 2, 4, 5} {
+			c := []string{"ip", "-n", cl, "route", "change", "default", "via", fmt.Sprintf("10.10.%d.1", p), "dev", netem.ClientDev(p), "table", strconv.Itoa(100 + p), "advmss", mss}
+			if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v: %s", strings.Join(c, " "), err, out)
+			}
+		}
+	}
 	for _, ns := range []string{cl, sv, fairComp} {
 		sl := exec.Command("ip", "netns", "exec", ns, "sleep", "86400")
 		if err := sl.Start(); err != nil {
