@@ -11,6 +11,7 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 	"github.com/mpqsched/mpqsched/sched"
+	"github.com/mpqsched/mpqsched/sched/learned"
 )
 
 // job is one run of the matrix.
@@ -19,7 +20,8 @@ type job struct {
 	Scheduler string            `json:"scheduler"`
 	Scenario  scenario.Scenario `json:"scenario"` // resolved, expanded, possibly shortened
 	Seed      int64             `json:"seed"`
-	Model     string            `json:"model,omitempty"` // EdAR model file (-edar-model; "": findModel's default)
+	Model     string            `json:"model,omitempty"`  // EdAR model file (-edar-model; "": findModel's default)
+	Policy    string            `json:"policy,omitempty"` // the learned scheduler's model (-policy)
 	// Fallback lets edar and edar-o run minRTT, named
 	// "<name>-minrtt-fallback", when their model cannot be used
 	// (-edar-fallback); else such a run fails.
@@ -56,7 +58,8 @@ type runFlags struct {
 	noReport   bool
 	quiet      bool
 	model      string
-	fallback   bool // -edar-fallback
+	policy     string // -policy: the learned scheduler's model
+	fallback   bool   // -edar-fallback
 	or         string
 	coupling   string // -coupling: comma-separated coupling names, or ""
 	shard      shard
@@ -66,7 +69,11 @@ type runFlags struct {
 func buildJobs(f *runFlags) ([]job, error) {
 	var names []string
 	if f.schedulers == "all" {
-		names = sched.Names()
+		for _, n := range sched.Names() {
+			if n != learned.Name || f.policy != "" { // learned only with a policy
+				names = append(names, n)
+			}
+		}
 	} else {
 		for _, n := range strings.Split(f.schedulers, ",") {
 			n = strings.TrimSpace(n)
@@ -140,7 +147,7 @@ func buildJobs(f *runFlags) ([]job, error) {
 							continue
 						}
 						for _, c := range couplings(f.coupling) {
-							jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Fallback: f.fallback, Opportunistic: or, Coupling: c})
+							jobs = append(jobs, job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.model, Policy: f.policy, Fallback: f.fallback, Opportunistic: or, Coupling: c})
 						}
 					}
 				}

@@ -16,6 +16,7 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/session"
 	"github.com/mpqsched/mpqsched/sched"
 	"github.com/mpqsched/mpqsched/sched/edar"
+	"github.com/mpqsched/mpqsched/sched/learned"
 	"github.com/mpqsched/mpqsched/sched/minrtt"
 )
 
@@ -76,6 +77,9 @@ func benchLog(s string) { fmt.Fprintln(os.Stderr, "mpquic-bench:", s) }
 // configureBenchScheduler sets up schedulers that need more than their registry
 // name (EdAR's model).
 func configureBenchScheduler(r *bench.Run, j job) error {
+	if j.Scheduler == learned.Name {
+		return configureLearned(r, j)
+	}
 	if j.Scheduler != edar.Name && j.Scheduler != edar.NameOnline {
 		return nil
 	}

@@ -50,7 +50,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.noReport, "no-report", false, "do not write the Markdown report and plots")
 	fs.BoolVar(&f.quiet, "q", false, "no progress lines on stderr")
 	fs.StringVar(&f.model, "edar-model", "", "EdAR ONNX model file (default: testdata/edar.onnx of the module, else beside the binary, else the copy built into the binary)")
-	fs.BoolVar(&f.fallback, "edar-fallback", false, "if the EdAR model cannot be used, run edar and edar-o as minRTT, named <name>-minrtt-fallback (default: refuse the run)")
+	fs.StringVar(&f.policy, "policy", "", "ONNX policy exported by python/mpqgym, for -schedulers learned (docs/gym.md)")
+	fs.BoolVar(&f.fallback, "edar-fallback", false, "if the EdAR model (or learned's -policy) cannot be used, run edar, edar-o and learned as minRTT, named <name>-minrtt-fallback (default: refuse the run)")
 	fs.StringVar(&f.coupling, "coupling", "", "coupled congestion control of the sending session, a comma-separated list run as one more dimension of the matrix: "+strings.Join(cc.Names(), ", ")+" (runs named <scheduler>+<coupling>; empty: the scenario's own, else none)")
 	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+orSuffix+")")
 	fs.Var(&f.shard, "shard", "K/N: run only slice K (from 0) of N of the matrix: the runs whose index is K modulo N")
@@ -68,11 +69,15 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := checkModel(&f, all, func(s string) {
+	logf := func(s string) {
 		if !f.quiet {
 			fmt.Fprintln(stderr, "mpquic-bench:", s)
 		}
-	}); err != nil {
+	}
+	if err := checkModel(&f, all, logf); err != nil {
+		return err
+	}
+	if err := checkPolicy(&f, all, logf); err != nil {
 		return err
 	}
 	return runMatrix(&f, all, stdout, stderr)

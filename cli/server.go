@@ -48,6 +48,7 @@ lists the registered ones); 1: any other failure.`
 type serverOptions struct {
 	addr, dir, h3Addr, qlog string
 	scheduler, edarModel    string
+	policy                  string // -policy, for -scheduler learned
 	certFile, keyFile       string
 	devCert, name           string
 	list, verbose           bool
@@ -78,6 +79,7 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&o.dir, "dir", ".", "directory whose files are served")
 	fs.StringVar(&o.scheduler, "scheduler", sched.DefaultName, "packet scheduler of every session (see -list)")
 	fs.StringVar(&o.edarModel, "edar-model", "", "EdAR model file for -scheduler edar (the repository ships testdata/edar.onnx)")
+	fs.StringVar(&o.policy, "policy", "", "ONNX policy exported by python/mpqgym, for -scheduler learned")
 	fs.BoolVar(&o.list, "list", false, "list the registered schedulers and exit")
 	fs.StringVar(&o.certFile, "cert", "", "TLS certificate chain, PEM")
 	fs.StringVar(&o.keyFile, "key", "", "TLS private key, PEM")
@@ -139,6 +141,9 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		FailureTimeout: o.failureTimeout, OpportunisticReinjection: o.opportunistic,
 		Coupling: sessionCoupling(o.coupling, o.renoFriendly), RenoFriendly: o.renoFriendly}
 	if err := serverScheduler(cfg, o.scheduler, o.edarModel, func(s string) { logger.Print(s) }); err != nil {
+		return bad(err)
+	}
+	if err := serverPolicy(cfg, o.scheduler, o.policy, func(s string) { logger.Print(s) }); err != nil {
 		return bad(err)
 	}
 	tlsConf, err := serverTLS(o.certFile, o.keyFile, o.devCert, o.name, logger.Printf)

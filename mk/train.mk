@@ -1,10 +1,15 @@
 # EdAR offline training (training/edar, Python: JAX + optax on CPU).
 #
-#   make train                      collect transitions in virtual time if there are
-#                                   none (Algorithm 1, cmd/edar-collect), train on
+#   make train                      collect transitions through the training
+#                                   environment if there are none (Algorithm 1,
+#                                   training/edar/collect_gym.py over mpqgym), train on
 #                                   $(EDAR_TRANSITIONS) → $(EDAR_MODEL), curve and
-#                                   times in docs/edar/ (about 20 min on 2 cores)
-#   make train-collect              only the data collection
+#                                   times in $(EDAR_DOCS)/ (docs/edar-gym.md has the figures)
+#   make train-collect              only the data collection (through mpqgym)
+#   make train-collect-go           the same flows with cmd/edar-collect (no Python)
+#   make edar-eval                  EdAR-o's online learning through mpqgym and the
+#                                   whole evaluation against the heuristics →
+#                                   docs/edar-gym.md (training/edar/evaluate.sh)
 #   make train-test                 the trainer's unit tests (reader, export parity)
 #   make train-synthetic            prove the pipeline end to end on SYNTHETIC
 #                                   transitions (Go writes → Python trains →
@@ -14,33 +19,40 @@
 
 EDAR_VENV        ?= .venv-train
 EDAR_PY          := $(EDAR_VENV)/bin/python
-EDAR_TRANSITIONS ?= training/edar/out/transitions/
+EDAR_TRANSITIONS ?= training/edar/out/gym-transitions/
 EDAR_MODEL       ?= testdata/edar.onnx
 EDAR_STEPS       ?= 10000
 EDAR_SEED        ?= 0
-# Data collection (cmd/edar-collect): 100 flows per setting i-iii as in the
-# paper, of 10-25 MB (the paper: 10-100 MB), scaled down for 2 shared cores,
-# see docs/edar.md. EDAR_COLLECT_ARGS overrides.
-EDAR_COLLECT_ARGS ?= -settings i,ii,iii -flows 100 -min-bytes 10000000 -max-bytes 25000000 -seed 1
-EDAR_DOCS        ?= docs/edar
+# Data collection (collect_gym.py through mpqgym; cmd/edar-collect's flows):
+# 100 flows per setting i-iii as in the paper, of 10-25 MB (the paper:
+# 10-100 MB), scaled down for 2 shared cores, see docs/edar.md.
+# EDAR_COLLECT_ARGS overrides.
+EDAR_COLLECT_ARGS ?= --settings i,ii,iii --flows 100 --min-bytes 10000000 --max-bytes 25000000 --seed 1 --procs 2
+EDAR_GO_COLLECT_ARGS ?= -settings i,ii,iii -flows 100 -min-bytes 10000000 -max-bytes 25000000 -seed 1
+EDAR_DOCS        ?= docs/edar-gym
 EDAR_TRAIN_ARGS  ?= --randomize-prev-action
 EDAR_SYNTH_DIR   ?= training/edar/out/synthetic
 
-$(EDAR_VENV)/.installed: training/edar/requirements.txt
+$(EDAR_VENV)/.installed: training/edar/requirements.txt python/mpqgym/pyproject.toml
 	python3 -m venv $(EDAR_VENV)
 	printf '*\n' > $(EDAR_VENV)/.gitignore
 	$(EDAR_PY) -m pip install -q -r training/edar/requirements.txt
+	$(EDAR_PY) -m pip install -q -e python/mpqgym
 	touch $@
 
-.PHONY: train train-venv train-synthetic train-test train-collect
+.PHONY: train train-venv train-synthetic train-test train-collect train-collect-go edar-eval
 train-venv: $(EDAR_VENV)/.installed
 
-train: train-venv
+# The collection runs through the environment (mpq-gym processes, one per
+# --procs), so the Go side is built first.
+EDAR_COLLECT = cd training/edar && MPQ_GYM_BIN=$(abspath $(BIN))/mpq-gym ../../$(EDAR_PY) collect_gym.py --out $(abspath $(EDAR_TRANSITIONS)) $(EDAR_COLLECT_ARGS)
+
+train: train-venv gym
 	@mkdir -p $(EDAR_DOCS)
 	@set -o pipefail; t0=$$(date +%s); \
 	if ! find $(EDAR_TRANSITIONS) -name '*.edar' 2>/dev/null | grep -q .; then \
-	  echo "train: no transitions under $(EDAR_TRANSITIONS): collecting them (cmd/edar-collect $(EDAR_COLLECT_ARGS))"; \
-	  $(GO) run ./cmd/edar-collect -o $(EDAR_TRANSITIONS) $(EDAR_COLLECT_ARGS) 2>&1 | grep -v '^PASS$$\|^ok ' | tee $(EDAR_DOCS)/collect.log || exit 1; \
+	  echo "train: no transitions under $(EDAR_TRANSITIONS): collecting them through mpqgym (collect_gym.py $(EDAR_COLLECT_ARGS))"; \
+	  ($(EDAR_COLLECT)) 2>&1 | tee $(EDAR_DOCS)/collect.log || exit 1; \
 	fi; \
 	t1=$$(date +%s); \
 	python3 scripts/edar_collect_summary.py $(EDAR_TRANSITIONS) > $(EDAR_DOCS)/collect-summary.json || exit 1; \
@@ -52,8 +64,14 @@ train: train-venv
 	printf 'make train on %s, %s cores, load average %s\ncollection (skipped if the transitions existed): %d s\ntraining incl. venv check, loading and export: %d s\ntotal: %d s\n' \
 	  "$$(date -u +%FT%TZ)" "$$(nproc)" "$$(cut -d' ' -f1-3 /proc/loadavg)" $$((t1-t0)) $$((t2-t1)) $$((t2-t0)) | tee $(EDAR_DOCS)/train-time.txt
 
-train-collect:
-	$(GO) run ./cmd/edar-collect -o $(EDAR_TRANSITIONS) $(EDAR_COLLECT_ARGS)
+train-collect: train-venv gym
+	$(EDAR_COLLECT)
+
+train-collect-go:
+	$(GO) run ./cmd/edar-collect -o $(EDAR_TRANSITIONS) $(EDAR_GO_COLLECT_ARGS)
+
+edar-eval: train-venv gym build
+	training/edar/evaluate.sh
 
 train-test: train-venv
 	cd training/edar && ../../$(EDAR_PY) -m unittest -v test_edar

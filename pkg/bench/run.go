@@ -68,9 +68,9 @@ type Run struct {
 	// cross_traffic.
 	Shared []emu.SharedLink
 	Cross  []CrossFlow
-	// Video, if set, replaces the download by the video workload
-	// (video.go): Bytes must be its TotalBytes.
-	Video *scenario.Workload
+	// Workload, if set, replaces the download by a workload (workload.go:
+	// video, web or rpc): Bytes must be its TotalBytes.
+	Workload *scenario.Workload
 }
 
 // Hooks let a caller act on a run in progress (tests, handoff scripts).
@@ -190,14 +190,8 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	}
 	defer ln.Close()
 	srvDone := make(chan serverResult, 1)
-	srvRun := r // the server's copy: the client side changes r.Hooks below
-	go func() {
-		if srvRun.Video != nil {
-			srvDone <- serveVideo(ctx, ln, srvRun)
-			return
-		}
-		srvDone <- serve(ctx, ln, srvRun)
-	}()
+	srvRun := r                                          // the server's copy: the client side changes r.Hooks below
+	go func() { srvDone <- serveRun(ctx, ln, srvRun) }() // workload.go
 
 	start := time.Now()
 	remote := net.UDPAddrFromAddrPort(topo.ServerAddr)
@@ -221,14 +215,7 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	probe := startHandoffProbe(cli, topo.Net.Start(), len(r.Paths), links) // handoff.go
 	r.Hooks.Progress = probe.progress(r.Hooks.Progress)
 	probe.begin()
-	var video *metrics.Video
-	var n int64
-	var ok bool
-	if r.Video != nil {
-		n, ok, video, err = fetchVideo(ctx, cli, r, start)
-	} else {
-		n, ok, err = fetch(ctx, cli, r, start)
-	}
+	n, ok, wl, err := fetchRun(ctx, cli, r, start) // workload.go
 	fct := time.Since(start)
 	fctAt := start.Sub(topo.Net.Start()) + fct // the FCT in the emulator's frame
 	probe.stop(fctAt)
@@ -249,12 +236,7 @@ func transfer(ctx context.Context, r Run, res *metrics.Result) (*Detail, error) 
 	res.Fairness = metrics.NewFairness(res.GoodputBps, res.CrossGoodputBps) // nil without cross traffic
 	res.SHA256OK = ok
 	fill(res, det, r.SeriesStep, links, len(r.Paths))
-	if video != nil {
-		if n > 0 {
-			video.Redundancy = float64(res.RedundantBytes) / float64(n)
-		}
-		res.Video = video
-	}
+	wl.fill(res, n)
 	if err != nil {
 		return det, err
 	}

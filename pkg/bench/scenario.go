@@ -35,7 +35,7 @@ func FromScenario(s scenario.Scenario, schedName string, seed int64) (Run, error
 		CapacityBps: rs.CapacityBps(),
 		Timeout:     rs.Duration.D() + 30*time.Second,
 		Spec:        &rs,
-		Video:       videoWorkload(&rs),
+		Workload:    rs.Workload,
 	}
 	if rs.Timed {
 		r.Timed = rs.Duration.D()

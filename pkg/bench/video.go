@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
-	"github.com/mpqsched/mpqsched/pkg/scenario"
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
@@ -36,7 +35,7 @@ func serveVideo(ctx context.Context, ln *session.Listener, r Run) serverResult {
 
 // serveChunks answers the video's chunk requests on s, one stream at a time.
 func serveChunks(ctx context.Context, s *session.Session, r Run) error {
-	w := *r.Video
+	w := *r.Workload
 	for range w.Chunks {
 		st, err := s.AcceptStream(ctx)
 		if err != nil {
@@ -80,13 +79,13 @@ func parseChunkRequest(line string, chunks int) (int, time.Duration, error) {
 	return k, time.Duration(ns), nil
 }
 
-// fetchVideo plays the video workload r.Video: it requests the chunks in
+// fetchVideo plays the video workload r.Workload: it requests the chunks in
 // order, one at a time, when the player model (player) allows, reads and
 // verifies each, and returns the bytes read, whether every chunk verified,
 // and the player's metrics. Waits between chunks are timers in the run's
 // clock (virtual time in a synctest bubble).
 func fetchVideo(ctx context.Context, s *session.Session, r Run, start time.Time) (int64, bool, *metrics.Video, error) {
-	w := *r.Video
+	w := *r.Workload
 	pl := newPlayer(w)
 	stop := context.AfterFunc(ctx, func() { s.CloseWithError(0, ctx.Err().Error()) })
 	defer stop()
@@ -143,13 +142,4 @@ func fetchVideo(ctx context.Context, s *session.Session, r Run, start time.Time)
 		return got, false, pl.summary(), errors.New("bench: chunk SHA-256 mismatch")
 	}
 	return got, true, pl.summary(), nil
-}
-
-// videoWorkload returns s's video workload, or nil.
-func videoWorkload(s *scenario.Scenario) *scenario.Workload {
-	if s == nil || s.Workload == nil || s.Workload.Kind != scenario.WorkloadVideo {
-		return nil
-	}
-	w := *s.Workload
-	return &w
 }

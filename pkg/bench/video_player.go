@@ -92,6 +92,7 @@ func (p *player) summary() *metrics.Video {
 	}
 	for i := range p.arr {
 		v.ChunkTimesSec = append(v.ChunkTimesSec, (p.arr[i] - p.req[i]).Seconds())
+		v.ChunkStartSec = append(v.ChunkStartSec, p.req[i].Seconds())
 	}
 	v.ChunkP50Sec = metrics.Percentile(v.ChunkTimesSec, 0.50)
 	v.ChunkP95Sec = metrics.Percentile(v.ChunkTimesSec, 0.95)

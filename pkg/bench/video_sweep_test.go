@@ -15,8 +15,10 @@ import (
 
 // TestVideoXLINKSweep is a measurement, not a check of behaviour: XLINK's
 // thresholds (T_low, T_high) on video-handoff, 5 seeds each, beside minRTT,
-// printed as a Markdown table (docs/workloads/README.md quotes it). It runs
-// only with MPQ_VIDEO_SWEEP=1:
+// printed as a Markdown table (docs/workloads/README.md quotes it). XLINK
+// copies only in re-injection rounds, which a session runs only with the
+// re-injection hook (branch wl-xlink-hook); without it every row is
+// minRTT's. It runs only with MPQ_VIDEO_SWEEP=1:
 //
 //	MPQ_VIDEO_SWEEP=1 go test -count=1 -v -run TestVideoXLINKSweep ./pkg/bench/
 //

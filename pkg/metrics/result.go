@@ -63,6 +63,12 @@ type Result struct {
 	// Video is the player's view of a video-workload run (see Video); nil
 	// for every other workload.
 	Video *Video `json:"video,omitempty"`
+	// Web is the browser's view of a web-workload run (see Web); nil for
+	// every other workload.
+	Web *Web `json:"web,omitempty"`
+	// RPC is the client's view of an rpc-workload run (see RPC); nil for
+	// every other workload.
+	RPC *RPC `json:"rpc,omitempty"`
 }
 
 // HandoffEvent is one outage or handoff window of one path's Down link and

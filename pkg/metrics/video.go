@@ -18,6 +18,9 @@ type Video struct {
 	ChunkP99Sec   float64   `json:"chunk_p99_s"`    // 99th percentile (nearest rank), s
 	Redundancy    float64   `json:"redundancy"`     // bytes sent more than once / application bytes delivered
 	ChunkTimesSec []float64 `json:"chunk_times_s"`  // each chunk's completion time, in chunk order, s
+	// ChunkStartSec is when each chunk was requested, s since the session
+	// opened, in chunk order (as ChunkTimesSec); absent in older records.
+	ChunkStartSec []float64 `json:"chunk_start_s,omitempty"`
 }
 
 // Percentile returns the nearest-rank q-quantile of xs (q in (0, 1]): the

@@ -51,6 +51,12 @@ func Markdown(dir string) (string, error) {
 	if t := VideoTables(VideoRows(results)); t != "" { // video.go
 		b.WriteString("\n" + t)
 	}
+	if t := WebTables(WebRows(results)); t != "" { // workloads.go
+		b.WriteString("\n" + t)
+	}
+	if t := RPCTables(RPCRows(results)); t != "" {
+		b.WriteString("\n" + t)
+	}
 	fair := FairnessRows(results) // fairness.go: nil without cross traffic
 	if fair != nil {
 		b.WriteString("\n" + FairnessMethod + "\n")

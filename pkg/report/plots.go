@@ -21,7 +21,7 @@ import (
 // Figure is one plot written in both PNG and SVG.
 type Figure struct {
 	Scenario string // scenario the figure is about
-	Kind     string // "goodput", "fct", "goodput-bars", "ooo-cdf", "path-share", "recovery" or "shares" (one per scheduler)
+	Kind     string // "goodput", "fct", "goodput-bars", "ooo-cdf", "path-share", "recovery", "shares" (one per scheduler), or a workload's "object-cdf", "plt-cdf", "rpc-cdf", "chunk-cdf"
 	Title    string // figure title
 	PNG, SVG string // file paths relative to the results directory
 	Note     string // caveat shown under the figure, if any
@@ -64,6 +64,7 @@ func Plots(dir string, results []metrics.Result) ([]Figure, error) {
 		}
 		for _, mk := range []func(string, []metrics.Result, []Row) (*plot.Plot, Figure, bool){
 			goodputOverTime, completionBars, oooCDF, pathShare, recoveryPlot,
+			objectCDF, pageLoadCDF, rpcCDF, chunkCDF, // workload_plots.go
 		} {
 			p, f, ok := mk(scn, rs, srows)
 			if !ok {

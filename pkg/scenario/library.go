@@ -27,6 +27,9 @@ func Library() []Scenario {
 	all = append(all, benchScenarios()...)
 	all = append(all, driveScenarios()...)
 	all = append(all, videoScenarios()...)
+	all = append(all, videoLTEScenarios()...)
+	all = append(all, webScenarios()...)
+	all = append(all, rpcScenarios()...)
 	for i := range all {
 		all[i] = all[i].clone() // no slices shared between Up and Down
 	}

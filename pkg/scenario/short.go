@@ -12,7 +12,9 @@ import "math"
 // and any bytes range or sweep sizes scale by f (at least 1 byte); Duration,
 // schedule step times and ramps, outage and handoff windows, handoff
 // degradation, a video workload's chunk duration, startup buffer and
-// buffer target, the periods and lengths in Ranges (outage processes
+// buffer target, a web workload's object sizes, think time and number of
+// loads, an rpc workload's number of requests, response and bulk sizes and
+// bulk start, the periods and lengths in Ranges (outage processes
 // included), bottleneck links' timelines and cross-traffic start, stop and
 // mean on/off times scale by f too, so each event still happens at the same
 // fraction of an ideal transfer. A
@@ -74,10 +76,32 @@ func Short(s Scenario, maxBytes int64, maxDuration Duration) Scenario {
 		}
 	}
 	if w := out.Workload; w != nil {
-		// A video keeps its chunk count and bitrate; its chunks (and so
-		// its size and play time) shrink by f.
-		w.ChunkDuration = max(sd(w.ChunkDuration), 1)
-		w.StartupBuffer, w.BufferTarget = sd(w.StartupBuffer), sd(w.BufferTarget)
+		switch w.Kind {
+		case WorkloadWeb:
+			// A page keeps its objects and priorities; every object, the
+			// think time and the number of loads (at least one) shrink by
+			// f.
+			p := w.WebPage()
+			p.HTMLBytes = sb(p.HTMLBytes)
+			for i := range p.Groups {
+				p.Groups[i].Bytes = sb(p.Groups[i].Bytes)
+			}
+			w.Page, w.ThinkTime = &p, sd(w.ThinkTime)
+			w.Pages = int(math.Ceil(float64(w.PageLoads()) * f))
+		case WorkloadRPC:
+			// The requests keep their rate and request size; their number
+			// (at least one), the responses, the bulk transfer and its
+			// start shrink by f.
+			if r := w.RPC; r != nil {
+				r.Requests = int(math.Ceil(float64(r.Requests) * f))
+				r.ResponseBytes, r.BulkBytes, r.BulkStart = sb(r.ResponseBytes), sb(r.BulkBytes), sd(r.BulkStart)
+			}
+		default:
+			// A video keeps its chunk count and bitrate; its chunks (and
+			// so its size and play time) shrink by f.
+			w.ChunkDuration = max(sd(w.ChunkDuration), 1)
+			w.StartupBuffer, w.BufferTarget = sd(w.StartupBuffer), sd(w.BufferTarget)
+		}
 		out.Bytes = w.TotalBytes()
 	}
 	if out.Sweep != nil {

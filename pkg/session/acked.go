@@ -63,13 +63,11 @@ type ackView struct {
 	cwnd [sched.MaxPaths]uint64 // bytes
 }
 
-// of returns p's smoothed RTT and congestion window, reading p's tracer the
-// first time in this Ack.
+// of returns p's smoothed RTT and congestion window, reading p's tracer
+// (or ConnectionStats) the first time in this Ack.
 func (v *ackView) of(p *path) (time.Duration, uint64) {
 	if bit := uint64(1) << uint(p.slot); v.read&bit == 0 {
-		p.tr.mu.Lock()
-		v.srtt[p.slot], v.cwnd[p.slot] = p.tr.srtt, uint64(max(p.tr.cwnd, 0))
-		p.tr.mu.Unlock()
+		v.cwnd[p.slot], v.srtt[p.slot] = p.cwndLocked()
 		v.read |= bit
 	}
 	return v.srtt[p.slot], v.cwnd[p.slot]
@@ -83,6 +81,7 @@ func (s *Session) ackedLocked(g *segment, now time.Time, v *ackView) {
 	}
 	g.acked = true
 	n := g.size
+	f := frameLen(g)
 	s.snd.progressAt = now
 	s.snd.inflightBytes -= n
 	s.snd.ackedBytes += n
@@ -94,6 +93,7 @@ func (s *Session) ackedLocked(g *segment, now time.Time, v *ackView) {
 			continue
 		}
 		p.segsInFlight--
+		p.outstanding -= min(f, p.outstanding)
 		p.bytesAcked += n
 		p.lastProgress = now
 		srtt, cwnd := v.of(p)

@@ -1,5 +1,7 @@
 package session
 
+import "time"
+
 // Test seams: what a session sends, and when its loops wake.
 //
 // Both hooks are package variables that only tests set, before any session
@@ -41,6 +43,10 @@ func (s *Session) tapSegments(p *path, b []byte) {
 		tap(s, p, sentSegments, b)
 	}
 }
+
+// viewTap, if set, sees every scheduler snapshot of a path (path.info)
+// with the view it was made from, with Session.mu held.
+var viewTap func(p *path, now time.Time, v linkView)
 
 // loopWoke, if set, is called each time one of a session's timer loops
 // (sendLoop, ackLoop) wakes up, with the reason, before it does anything.

@@ -154,7 +154,7 @@ func (s *Session) SendDatagram(b []byte) error {
 	for i, p := range s.slots {
 		if p != nil {
 			paths[len(d.snap)] = p
-			d.snap = append(d.snap, p.info(s.snd.segSize))
+			d.snap = append(d.snap, p.info(s.snd.segSize, now))
 			d.slots = append(d.slots, i)
 		}
 	}

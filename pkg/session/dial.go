@@ -216,9 +216,7 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 	if join != nil {
 		return s.dialJoin(ctx, tr, remote, join, opts) // join_early.go
 	}
-	t := &tracer{}
-	q := s.cfg.quicConfig()
-	q.Tracer = tracerFor(qlogOpener(s.cfg.QlogDir, s.cfg.Logf))
+	q, t := s.tracedQUICConfig()
 	conn, err := tr.Dial(context.WithValue(ctx, tracerKey{}, t), remote, s.tlsConf, q)
 	if err != nil {
 		return nil, fmt.Errorf("session: dial %v: %w", remote, err)
@@ -292,6 +290,18 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 		return fail(fmt.Errorf("%w: Accept for another session", ErrProtocol))
 	}
 	return &path{id: sched.PathID(acc.PathID), conn: conn, out: out, in: r, tr: t, backup: opts.Backup}, nil
+}
+
+// tracedQUICConfig is a path connection's quic-go config, with the tracer
+// that goes in its dial context if the session keeps tracers (nil if not:
+// signals.go).
+func (s *Session) tracedQUICConfig() (*quic.Config, *tracer) {
+	q := s.cfg.quicConfig()
+	if !s.traced {
+		return q, nil
+	}
+	q.Tracer = tracerFor(qlogOpener(s.cfg.QlogDir, s.cfg.Logf))
+	return q, &tracer{}
 }
 
 // closeTransport closes a quic-go Transport and the PacketConn it was given,

@@ -37,10 +37,14 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		if p == nil {
 			continue
 		}
-		p.tr.mu.Lock()
-		lastRecv, srtt, rttVar, pto, inflight := p.tr.lastRecv, p.tr.srtt, p.tr.rttVar, p.tr.ptoCount, p.tr.inflight
-		p.tr.mu.Unlock()
+		v := p.viewLocked(now)
+		lastRecv, srtt, rttVar, pto, inflight := v.lastRecv, v.srtt, v.rttVar, v.ptoCount, v.inflight
 		timeout := max(s.cfg.FailureTimeout, 3*(srtt+4*rttVar))
+		if p.tr == nil {
+			// No tracer: the probe timeouts quic-go would have fired since
+			// the path last heard from the peer (or made progress).
+			pto = ptoEstimate(now.Sub(max2(lastRecv, p.lastProgress)), srtt, rttVar)
+		}
 		if p.failed {
 			if lastRecv.After(p.failedAt) && pto == 0 {
 				p.failed = false
@@ -54,7 +58,7 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		// bytes in flight at the QUIC level, or queued for it. A path whose
 		// segments all reached the peer but await the connection-level Ack
 		// (a lost Ack datagram) is fine; the AckReq timer recovers the Ack.
-		if p.queuedBytes == 0 && (p.segsInFlight == 0 || inflight == 0) {
+		if p.queued() == 0 && (p.segsInFlight == 0 || inflight == 0) {
 			p.lastProgress = now
 			continue
 		}
@@ -72,6 +76,11 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			continue
 		}
 		next = sooner(next, progress.Add(timeout))
+		if p.tr == nil && pto < ptoFailed {
+			// The second estimated probe timeout, three ptos after the last
+			// packet: ptoEstimate's span for ptoFailed.
+			next = sooner(next, max2(lastRecv, p.lastProgress).Add(3*(srtt+max(4*rttVar, time.Millisecond)+maxAckDelay)))
+		}
 	}
 	return next
 }

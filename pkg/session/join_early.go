@@ -161,9 +161,7 @@ func (s *Session) dialJoin(ctx context.Context, tr *quic.Transport, remote net.A
 	if err := s.earlyJoin(join); err != nil {
 		return nil, err
 	}
-	t := &tracer{}
-	q := s.cfg.quicConfig()
-	q.Tracer = tracerFor(qlogOpener(s.cfg.QlogDir, s.cfg.Logf))
+	q, t := s.tracedQUICConfig()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.HandshakeTimeout)
 	defer cancel()
 	conn, err := tr.DialEarly(context.WithValue(ctx, tracerKey{}, t), remote, s.tlsConf, q)

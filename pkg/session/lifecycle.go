@@ -140,9 +140,8 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 			s.endPaths = append(s.endPaths, p.id)
 			s.slots[i] = nil
 			s.pathEventLocked(p, PathRemoved)
-			p.tr.mu.Lock()
-			pto = max(pto, p.tr.srtt+max(4*p.tr.rttVar, time.Millisecond)+maxAckDelay)
-			p.tr.mu.Unlock()
+			srtt, rttVar := p.rttLocked()
+			pto = max(pto, srtt+max(4*rttVar, time.Millisecond)+maxAckDelay)
 		}
 	}
 	s.npaths = 0

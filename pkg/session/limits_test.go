@@ -28,7 +28,7 @@ func (sp *scriptedPeer) sendAll() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	s.snapshotLocked()
+	s.snapshotLocked(s.now())
 	for {
 		g := s.nextFor(0)
 		if g == nil {

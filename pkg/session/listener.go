@@ -53,11 +53,13 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 	if err != nil {
 		return nil, err
 	}
-	if c.NewScheduler == nil { // check the name now; a factory is only called per session
-		if _, err := c.newScheduler(); err != nil {
-			return nil, err
-		}
+	// Check the name now, and ask the scheduler whether it needs per-ACK
+	// signals (signals.go): a factory is called once more here for that.
+	sch, err := c.newScheduler()
+	if err != nil {
+		return nil, err
 	}
+	traced, _ := tracerNeeded(&c, sch)
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout
 	}
@@ -75,9 +77,11 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 	l.tr = &quic.Transport{
 		Conn:                pc,
 		VerifySourceAddress: l.verifySource,
-		ConnContext: func(ctx context.Context, _ *quic.ClientInfo) (context.Context, error) {
+	}
+	if traced {
+		l.tr.ConnContext = func(ctx context.Context, _ *quic.ClientInfo) (context.Context, error) {
 			return context.WithValue(ctx, tracerKey{}, &tracer{}), nil
-		},
+		}
 	}
 	q := c.quicConfig()
 	if c.QUIC == nil {
@@ -86,7 +90,9 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 		// thousands of sessions stays asleep.
 		q.KeepAlivePeriod = 0
 	}
-	q.Tracer = tracerFor(qlogOpener(c.QlogDir, c.Logf))
+	if traced {
+		q.Tracer = tracerFor(qlogOpener(c.QlogDir, c.Logf))
+	}
 	q.Allow0RTT = true // session tickets allow 0-RTT joins (join_early.go)
 	if l.ln, err = l.tr.ListenEarly(l.tlsConf, q); err != nil {
 		closeTransport(l.tr)
@@ -239,10 +245,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		conn.CloseWithError(codeProtocol, "handshake timeout")
 		return
 	}
-	t, _ := conn.Context().Value(tracerKey{}).(*tracer)
-	if t == nil {
-		t = &tracer{}
-	}
+	t, _ := conn.Context().Value(tracerKey{}).(*tracer) // nil: the Listener keeps no tracers (signals.go)
 	var s *Session
 	switch f := f.(type) {
 	case wire.Hello:

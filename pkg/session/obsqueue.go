@@ -9,7 +9,9 @@ import (
 // The scheduler is never called with Session.mu held (issue 19, finding 7:
 // "Decide, the Observer and the receiver reports run under s.mu"). It has
 // its own lock, sender.schedMu, which only scheduler calls take: the send
-// loop for Decide (schedule.go) and for the observations below, and
+// loop for Decide (schedule.go) and for the observations below, a path's
+// writer when its path asks for data (decideOnPull, pull.go; it only tries
+// the lock, and leaves the decision to the send loop if it is taken), and
 // SendDatagram for DecideDatagram. Lock order: schedMu before s.mu, never
 // the other way, so a scheduler or an observer may call methods that take
 // s.mu (Stats, Paths); Stream.Read, Stream.Write and the path readers never

@@ -114,9 +114,7 @@ func (s *Session) penaliseLocked(g *segment, keep int, now time.Time) {
 		if p == nil {
 			continue
 		}
-		p.tr.mu.Lock()
-		cwnd, srtt := uint64(max(p.tr.cwnd, 0)), p.tr.srtt
-		p.tr.mu.Unlock()
+		cwnd, srtt := p.cwndLocked()
 		if p.window.penalise(now, cwnd, srtt, s.snd.segSize) {
 			s.stats.penalised++
 		}

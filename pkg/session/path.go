@@ -23,7 +23,10 @@ type path struct {
 	conn   *quic.Conn
 	out    *quic.SendStream
 	in     *bufio.Reader
-	tr     *tracer
+	tr     *tracer       // nil: the path reads ConnectionStats and keeps sv (signals.go)
+	sv     statsView     // the signals of a path without a tracer, guarded by Session.mu
+	pw     pullWriter    // what quic-go's packetizer sees of the writer (pull.go)
+	clog   commitLog     // when the limiter passed how many bytes (commitlog.go), guarded by Session.mu
 	backup bool          // this end wants the path used only as a backup (guarded by Session.mu)
 	early  bool          // server: attached on an early Join before its handshake completed (join_early.go)
 	notify chan struct{} // pokes the writer
@@ -45,9 +48,10 @@ type path struct {
 	sendDatagram func([]byte) error
 
 	// sender
-	queue        []*segment // handed to the path, not yet written to quic-go
-	queuedBytes  uint64     // payload bytes in queue plus the one being written
-	bytesSent    uint64     // segment payload bytes written, copies included
+	queue        []*segment // handed to the path, not yet taken by its writer
+	queuedBytes  uint64     // segment frame bytes (header and payload) in queue
+	outstanding  uint64     // segment frame bytes handed to the path and not yet acknowledged by the peer
+	bytesSent    uint64     // segment payload bytes handed to the path, copies included
 	bytesAcked   uint64
 	segsInFlight uint64
 	failed       bool
@@ -103,96 +107,45 @@ func (r *rateEstimator) acked(now time.Time, n uint64, minInterval time.Duration
 	r.start, r.bytes = now, 0
 }
 
-// info fills a scheduler snapshot of the path; s.mu is held.
-func (p *path) info(mss uint64) sched.PathInfo {
-	t := p.tr
-	t.mu.Lock()
-	pi := sched.PathInfo{
+// info fills a scheduler snapshot of the path at now; s.mu is held.
+//
+// BytesQueued is what the path was handed and quic-go has not yet taken
+// (segment frames, pull.go). BytesInFlight is quic-go's with a tracer;
+// without one it is the session's estimate (signals.go), and for a path
+// that asked for data (pulled: quic-go was packing with room to spare)
+// at most the congestion window less one segment, since quic-go asks only
+// when it has room for a packet.
+func (p *path) info(mss uint64, now time.Time) sched.PathInfo {
+	v := p.viewLocked(now)
+	if tap := viewTap; tap != nil {
+		tap(p, now, v)
+	}
+	if p.tr == nil && p.pw.pulled.Load() && v.cwnd > mss {
+		v.inflight = min(v.inflight, v.cwnd-mss)
+	}
+	return sched.PathInfo{
 		ID:                   p.id,
-		SmoothedRTT:          t.srtt,
-		MinRTT:               t.minRTT,
-		LatestRTT:            t.latestRTT,
-		RTTVar:               t.rttVar,
-		CongestionWindow:     uint64(max(t.cwnd, 0)),
-		BytesInFlight:        uint64(max(t.inflight, 0)),
-		PacketsSent:          t.packetsSent,
-		PacketsLost:          t.packetsLost,
-		PacketsRetransmitted: t.packetsLost,
-		LossRate:             t.lossRate,
-		PTOCount:             t.ptoCount,
-	}
-	t.mu.Unlock()
-	pi.CongestionWindow = p.window.limit(pi.CongestionWindow)
-	pi.BytesQueued = p.queuedBytes
-	pi.MSS = mss
-	pi.BytesSent = p.bytesSent
-	pi.BytesAcked = p.bytesAcked
-	pi.DeliveryRate = p.rate.bps
-	pi.SegmentsInFlight = p.segsInFlight
-	pi.Backup = p.backup || p.peerBackup
-	pi.PotentiallyFailed = p.failed
-	return pi
-}
-
-// writeLoop hands queued segments to the path's QUIC stream. It takes what
-// is queued (up to maxWriteBatch bytes) in one Write: quic-go's Write returns
-// once little is left in its buffer, so the scheduler's view of what is
-// queued on the path stays close to exact.
-func (s *Session) writeLoop(p *path) {
-	var buf []byte
-	for {
-		s.mu.Lock()
-		for len(p.queue) == 0 && !s.closed && s.slots[p.slot] == p {
-			s.mu.Unlock()
-			select {
-			case <-p.notify:
-			case <-s.done:
-			}
-			s.mu.Lock()
-		}
-		if s.closed || s.slots[p.slot] != p {
-			s.mu.Unlock()
-			return
-		}
-		buf = buf[:0]
-		var n uint64 // payload bytes taken from the queue
-		k := 0
-		for ; k < len(p.queue) && len(buf) < maxWriteBatch; k++ {
-			seg := p.queue[k]
-			p.queue[k] = nil
-			n += seg.size
-			if seg.acked {
-				continue // acknowledged through another path while it waited here
-			}
-			buf = wire.AppendSegmentHeader(buf, seg.seq, seg.off, len(seg.data))
-			buf = append(buf, seg.data...)
-		}
-		// Slide the rest down so that the array is reused: re-slicing from
-		// the front made enqueueLocked reallocate it after every batch. It
-		// holds unacknowledged segments only, so at most
-		// MaxUnackedBytes/SegmentSize pointers.
-		p.queue = slices.Delete(p.queue, 0, k)
-		s.mu.Unlock()
-
-		var err error
-		if len(buf) > 0 {
-			s.tapSegments(p, buf)
-			_, err = p.out.Write(buf)
-		}
-
-		s.mu.Lock()
-		p.queuedBytes -= n
-		s.mu.Unlock()
-		poke(s.wake)
-		if err != nil {
-			s.pathGone(p, err)
-			return
-		}
+		SmoothedRTT:          v.srtt,
+		MinRTT:               v.minRTT,
+		LatestRTT:            v.latestRTT,
+		RTTVar:               v.rttVar,
+		CongestionWindow:     p.window.limit(v.cwnd),
+		BytesInFlight:        v.inflight,
+		BytesQueued:          p.queued(),
+		MSS:                  mss,
+		PacketsSent:          v.packetsSent,
+		PacketsLost:          v.packetsLost,
+		PacketsRetransmitted: v.packetsLost,
+		BytesSent:            p.bytesSent,
+		BytesAcked:           p.bytesAcked,
+		DeliveryRate:         p.rate.bps,
+		LossRate:             v.lossRate,
+		PTOCount:             v.ptoCount,
+		SegmentsInFlight:     p.segsInFlight,
+		Backup:               p.backup || p.peerBackup,
+		PotentiallyFailed:    p.failed,
 	}
 }
-
-// maxWriteBatch bounds one Write of a path's writer, bytes.
-const maxWriteBatch = 32 << 10
 
 // datagramLoop receives Ack and Report frames on one path.
 func (s *Session) datagramLoop(p *path) {
@@ -291,6 +244,7 @@ func (s *Session) attach(p *path) error {
 	p.slot = slot
 	p.notify = make(chan struct{}, 1)
 	p.window.init()
+	p.pw.init()
 	p.sendDatagram = s.tapDatagrams(p, p.conn.SendDatagram)
 	if wrapDatagram != nil {
 		p.sendDatagram = wrapDatagram(s, p.sendDatagram)
@@ -312,7 +266,9 @@ func (s *Session) attach(p *path) error {
 	s.pathEventLocked(p, PathJoined)
 	s.mu.Unlock()
 	poke(s.ackWake)
-	p.tr.setWake(s.wake)
+	if p.tr != nil {
+		p.tr.setWake(s.wake)
+	}
 	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.writeLoop(p) }()
 	go func() { // nothing is read from an early path before its handshake completes

@@ -109,7 +109,11 @@ func (s *Session) bufferedSegments(p *path) (int, error) {
 		used += n
 		k++
 	}
+	wake := k > 0 && p.tr == nil && p.sv.segmentsArrived(now)
 	s.mu.Unlock()
+	if wake {
+		poke(s.wake)
+	}
 	p.in.Discard(used)
 	return k, nil
 }

@@ -28,9 +28,8 @@ func (s *Session) ackProbeLocked(now time.Time) (*path, time.Time) {
 		var srtt time.Duration
 		for _, p := range s.slots {
 			if p != nil {
-				p.tr.mu.Lock()
-				srtt = max(srtt, p.tr.srtt)
-				p.tr.mu.Unlock()
+				r, _ := p.rttLocked()
+				srtt = max(srtt, r)
 			}
 		}
 		sn.probeBackoff = max(minProbe, 2*srtt+s.cfg.AckDelay)

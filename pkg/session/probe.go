@@ -40,6 +40,13 @@ const (
 	activeWindow    = 500 * time.Millisecond // another path must have received within this for a silence to count
 )
 
+// answerDue is how long after a ping its answer (quic-go's ACK) is due on
+// a path of smoothed RTT srtt: an RTT and the peer's largest ACK delay, and
+// a little more.
+func answerDue(srtt time.Duration) time.Duration {
+	return srtt + maxAckDelay + max(srtt/4, time.Millisecond)
+}
+
 // probeState is a path's probing state (client side).
 type probeState struct {
 	silentFrom time.Time // the last packet before the silence (zero: not silent)
@@ -69,7 +76,7 @@ type probeState struct {
 // Where only new data can change the verdict (no other path receives
 // data, or its last data is not recent enough), there is no deadline: the
 // other paths' tracers poke the send loop at their next packet with data
-// (tracer.dataWake). A failure is seen by checkPathsLocked on the same
+// (tracer.dataWake; without a tracer, their readers: statsView.dataWake). A failure is seen by checkPathsLocked on the same
 // pass.
 func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*path, time.Time) {
 	var next time.Time
@@ -85,9 +92,8 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 		if p == nil {
 			continue
 		}
-		p.tr.mu.Lock()
-		view[i] = seen{p.tr.lastRecv, p.tr.lastData, p.tr.dataSince, p.tr.srtt, p.tr.gap}
-		p.tr.mu.Unlock()
+		v := p.viewLocked(now)
+		view[i] = seen{v.lastRecv, v.lastData, v.dataSince, v.srtt, v.gap}
 	}
 	var wakeOn uint64 // slots whose next packet with data must poke the loop
 	for i, p := range s.slots {
@@ -157,9 +163,20 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 			p.probe.report = true
 		}
 		next = sooner(next, ps.lastPing.Add(every)) // after now: lastPing is now or less than every ago
+		if p.tr == nil {
+			// No tracer tells when the ping is answered (its PTO count
+			// drops to 0): look once, when the answer is due.
+			if due := ps.lastPing.Add(answerDue(srtt)); due.After(now) {
+				next = sooner(next, due)
+			}
+		}
 	}
 	for i, p := range s.slots {
 		if p != nil && wakeOn&(1<<uint(i)) != 0 {
+			if p.tr == nil {
+				p.sv.dataWake = true // path_read.go pokes
+				continue
+			}
 			p.tr.mu.Lock()
 			p.tr.dataWake = true
 			p.tr.mu.Unlock()

@@ -69,8 +69,13 @@ func (r *receiver) currentLimit() uint64 {
 func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
 	now := s.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.segmentReceivedLocked(p, seg, now)
+	wake := p.tr == nil && p.sv.segmentsArrived(now)
+	err := s.segmentReceivedLocked(p, seg, now)
+	s.mu.Unlock()
+	if wake {
+		poke(s.wake)
+	}
+	return err
 }
 
 // segmentReceivedLocked handles one segment from path p, received at now;
@@ -218,9 +223,8 @@ func (s *Session) ackPathLocked() *path {
 		if p == nil {
 			continue
 		}
-		p.tr.mu.Lock()
-		srtt, last := p.tr.srtt, p.tr.lastRecv
-		p.tr.mu.Unlock()
+		v := p.viewLocked(now)
+		srtt, last := v.srtt, v.lastRecv
 		if recent == nil || last.After(recentT) {
 			recent, recentT = p, last
 		}

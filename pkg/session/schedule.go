@@ -7,15 +7,16 @@ import (
 	"github.com/mpqsched/mpqsched/sched"
 )
 
-// snapshot fills s.snd.snap with the scheduler's view of every usable path.
-func (s *Session) snapshotLocked() {
+// snapshot fills s.snd.snap with the scheduler's view of every usable path
+// at now.
+func (s *Session) snapshotLocked(now time.Time) {
 	sn := &s.snd
 	sn.snap, sn.slots = sn.snap[:0], sn.slots[:0]
 	for i, p := range s.slots {
 		if p == nil {
 			continue
 		}
-		sn.snap = append(sn.snap, p.info(sn.segSize))
+		sn.snap = append(sn.snap, p.info(sn.segSize, now))
 		sn.slots = append(sn.slots, i)
 	}
 }
@@ -97,7 +98,7 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 	if s.npaths == 0 {
 		return
 	}
-	s.snapshotLocked()
+	s.snapshotLocked(now)
 	for range maxDecisions {
 		if !s.hasWorkLocked() {
 			if s.cfg.OpportunisticReinjection {
@@ -117,7 +118,7 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 			return
 		}
 		if !s.snapValidLocked() {
-			s.snapshotLocked() // drop d: it may name a path that is gone
+			s.snapshotLocked(now) // drop d: it may name a path that is gone
 			if len(sn.snap) == 0 {
 				return
 			}
@@ -260,12 +261,15 @@ func (s *Session) enqueueLocked(slot, i int, g *segment, now time.Time) {
 	}
 	g.sentOn |= 1 << uint(slot)
 	g.sentAt = now
+	f := frameLen(g)
 	p.queue = append(p.queue, g)
-	p.queuedBytes += n
+	p.queuedBytes += f
+	p.outstanding += f
+	p.pw.pulled.Store(false) // it has data now; it asks again when quic-go takes it all
 	p.bytesSent += n
 	p.segsInFlight++
 	s.stats.sentBytes += n
-	sn.snap[i].BytesQueued += n
+	sn.snap[i].BytesQueued += f
 	sn.snap[i].BytesSent += n
 	sn.snap[i].SegmentsInFlight++
 	poke(p.notify)

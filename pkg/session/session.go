@@ -47,7 +47,8 @@
 //     application that does not keep up loses the oldest events
 //     (PathEvent.Dropped counts them).
 //   - The scheduler (Config.Scheduler, NewScheduler) and its observers are
-//     called one at a time, from the send loop or a SendDatagram caller,
+//     called one at a time, from the send loop, a path's writer (when its
+//     path asks for data: pull.go) or a SendDatagram caller,
 //     with no lock held that Read, Write or the path readers need: a slow
 //     Decide delays sending only. They may call Stats, Paths and the like,
 //     but not Close, SendDatagram or another method that sends.
@@ -124,7 +125,7 @@ const (
 // Config configures a session. The zero value is usable.
 type Config struct {
 	Scheduler       string                 // registered scheduler name; "" means sched.DefaultName (minrtt)
-	NewScheduler    func() sched.Scheduler // if set, overrides Scheduler
+	NewScheduler    func() sched.Scheduler // if set, overrides Scheduler; Listen calls it once more, at once, to ask whether the scheduler needs per-ACK signals (sched.PerAckSignals)
 	SegmentSize     int                    // segment payload, bytes (≤ 16 KiB)
 	RecvWindow      int                    // bound on reorder buffer + unread stream data, bytes
 	SendBuffer      int                    // application bytes buffered before Stream.Write blocks
@@ -156,7 +157,11 @@ type Config struct {
 	// least MaxSendBuffered); beyond it Writes wait for room.
 	MaxListenerSendBuffered int
 
-	QlogDir string // if set, one qlog file per path connection is written there
+	// QlogDir, if set, is where one qlog file per path connection is
+	// written. It turns on the per-packet tracer of every path, which
+	// otherwise runs only for a coupled congestion control or a scheduler
+	// that needs per-ACK signals (signals.go, Stats.Traced).
+	QlogDir string
 	// Logf, if set, receives the session's (or Listener's) log messages,
 	// in order, on a goroutine of its own with no lock of the session or
 	// listener held, so it may call Stats, Refused and the like. At most
@@ -390,6 +395,7 @@ type Session struct {
 	joinWin  joinWindow // server: early-Join counters accepted (guarded by the Listener's mu)
 	tlsConf  *tls.Config
 	sch      sched.Scheduler
+	traced   bool                   // the path connections carry tracers (signals.go); set once, before the first path
 	obs      sched.Observer         // nil if the scheduler does not observe
 	robs     sched.ReceiverObserver // nil if it takes no receiver reports
 	start    time.Time
@@ -445,6 +451,7 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 		now:      time.Now,
 	}
 	s.lastActive = s.start
+	s.traced, _ = tracerNeeded(&cfg, sch)
 	s.life.init()
 	s.log.logf = cfg.Logf
 	s.obs, _ = sch.(sched.Observer)

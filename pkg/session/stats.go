@@ -37,7 +37,7 @@ type PathStats struct {
 	BytesSent         uint64        // segment payload bytes sent, copies included
 	BytesAcked        uint64        // of those, bytes acknowledged
 	BytesReceived     uint64        // segment payload bytes received from the peer
-	PacketsSent       uint64        // QUIC 1-RTT packets sent
+	PacketsSent       uint64        // QUIC 1-RTT packets sent (with no tracer, Stats.Traced false: every QUIC packet sent, the handshake's included)
 	PacketsLost       uint64        // QUIC packets declared lost (quic-go re-sends their data on this path)
 	SmoothedRTT       time.Duration // latest smoothed RTT
 	CongestionWindow  uint64        // latest congestion window, bytes (quic-go's, or the session window if smaller)
@@ -48,6 +48,7 @@ type PathStats struct {
 // Stats is a snapshot of what a session measured, sender and receiver side.
 type Stats struct {
 	Scheduler string        // the scheduler's name
+	Traced    bool          // the path connections carry a qlog tracer: Config.QlogDir, a coupled congestion control, or a scheduler that needs per-ACK signals (otherwise quic-go's ConnectionStats and the session's own accounting give the signals)
 	Elapsed   time.Duration // since the session started
 
 	// Sender.
@@ -107,6 +108,7 @@ func (s *Session) Stats() Stats {
 	}
 	st := Stats{
 		Scheduler:         s.sch.Name(),
+		Traced:            s.traced,
 		Elapsed:           now.Sub(s.start),
 		SentBytes:         s.stats.sentBytes,
 		RedundantBytes:    s.stats.redundantBytes,
@@ -133,7 +135,7 @@ func (s *Session) Stats() Stats {
 		MaxReorderBytes:   max(s.stats.maxReorder, r.sampleMaxRB),
 	}
 	for _, p := range s.allPaths {
-		pi := p.info(s.snd.segSize)
+		pi := p.info(s.snd.segSize, now)
 		st.PacketsLost += pi.PacketsLost
 		st.Paths = append(st.Paths, PathStats{
 			ID:                p.id,

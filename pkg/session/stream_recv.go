@@ -72,9 +72,8 @@ func (s *Session) maxRTTLocked() time.Duration {
 	var rtt time.Duration
 	for _, p := range s.slots {
 		if p != nil {
-			p.tr.mu.Lock()
-			rtt = max(rtt, p.tr.srtt)
-			p.tr.mu.Unlock()
+			r, _ := p.rttLocked()
+			rtt = max(rtt, r)
 		}
 	}
 	return rtt

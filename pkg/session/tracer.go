@@ -172,16 +172,21 @@ func carriesData(fs []qlog.Frame) bool {
 }
 
 // setRoomWakes says whether the paths' tracers poke the send loop when a
-// path's window room grows. Room matters only while the session has data
+// path's window room grows (paths without a tracer ask for data themselves
+// when quic-go has room: pull.go). Room matters only while the session has data
 // that is not yet acknowledged (to send, to send again or to copy); an idle
 // session's loop need not wake for the ACK of each quic-go keep-alive. The
 // send loop turns the pokes on before its scheduler reads the windows (so
 // that no growth after that read goes unnoticed) and off after a pass that
 // left everything acknowledged; new data pokes the loop on its own.
 // s.mu is held.
+//
+// A path with a tracer still takes them: its session window (coupling.go,
+// window.go) may hold it below quic-go's, and then its room grows with
+// quic-go's ACKs while quic-go, whose own window has room, does not ask.
 func (s *Session) setRoomWakes(on bool) {
 	for _, p := range s.slots {
-		if p != nil {
+		if p != nil && p.tr != nil {
 			p.tr.roomWake.Store(on)
 		}
 	}

@@ -110,28 +110,39 @@ func (s *Scheduler) wait(conn *sched.ConnInfo, f, sp *sched.PathInfo) bool {
 		seg = f.MSS
 	}
 	k := (float64(conn.SendBufferBytes) + float64(conn.RetransmitQueued)*float64(seg)) / float64(seg)
+	w, waiting := Test(k, f, sp, s.waiting, !s.paperK)
+	s.waiting = waiting
+	return w
+}
+
+// Test is ECF's two tests for k packets still to send, f the fastest path
+// and sp the fastest path that can send, both with an RTT sample, a window
+// and an MSS, given the waiting bit: it reports whether to wait for f, and
+// the waiting bit after the decision (the rule in the package doc; with
+// floorK, k is raised to cwnd_f in the first test and to cwnd_s in the
+// second). SA-ECF (sched/streamaware) applies it per stream. It does not
+// allocate.
+func Test(k float64, f, sp *sched.PathInfo, waiting, floorK bool) (wait, stillWaiting bool) {
 	cwndF := float64(f.CongestionWindow) / float64(f.MSS)
 	cwndS := float64(sp.CongestionWindow) / float64(sp.MSS)
 	rttF, rttS := float64(f.SmoothedRTT), float64(sp.SmoothedRTT)
 	delta := float64(max(f.RTTVar, sp.RTTVar))
 
 	kf, ks := k, k
-	if !s.paperK {
+	if floorK {
 		kf, ks = max(k, cwndF), max(k, cwndS)
 	}
 	hyst := 1.0
-	if s.waiting {
+	if waiting {
 		hyst += Beta
 	}
 	if (1+kf/cwndF)*rttF < hyst*(rttS+delta) {
 		if ks/cwndS*rttS >= 2*rttF+delta {
-			s.waiting = true
-			return true
+			return true, true
 		}
-		return false
+		return false, waiting
 	}
-	s.waiting = false
-	return false
+	return false, false
 }
 
 var _ sched.Scheduler = (*Scheduler)(nil)

@@ -181,6 +181,11 @@ func (s *Scheduler) Name() string {
 	return Name
 }
 
+// NeedsPerAckSignals implements sched.PerAckSignals: EdAR's state holds
+// each path's PTOCount (in its RTO feature) and its recent LossRate, which
+// only the transport's per-ACK event feed gives as the stack has them.
+func (s *Scheduler) NeedsPerAckSignals() bool { return true }
+
 // SetPolicy swaps the policy; the new one decides from the next TI boundary
 // on, without interrupting the transfer. nil returns to NoPolicyMode.
 func (s *Scheduler) SetPolicy(p Policy) {
@@ -363,4 +368,5 @@ func (s *Scheduler) EndOfFlow() { s.flushPending(true) }
 var (
 	_ sched.Scheduler        = (*Scheduler)(nil)
 	_ sched.ReceiverObserver = (*Scheduler)(nil)
+	_ sched.PerAckSignals    = (*Scheduler)(nil)
 )

@@ -28,6 +28,10 @@ func (l *Locked) Unwrap() *Scheduler { return l.s }
 // Name implements sched.Scheduler.
 func (l *Locked) Name() string { return l.s.Name() }
 
+// NeedsPerAckSignals implements sched.PerAckSignals as the wrapped
+// scheduler does.
+func (l *Locked) NeedsPerAckSignals() bool { return l.s.NeedsPerAckSignals() }
+
 // Decide implements sched.Scheduler.
 func (l *Locked) Decide(c *sched.ConnInfo, p []sched.PathInfo) sched.Decision {
 	l.mu.Lock()
@@ -63,4 +67,5 @@ func (l *Locked) Ended() bool { return l.ended.Load() }
 var (
 	_ sched.Scheduler        = (*Locked)(nil)
 	_ sched.ReceiverObserver = (*Locked)(nil)
+	_ sched.PerAckSignals    = (*Locked)(nil)
 )

@@ -75,6 +75,12 @@ func New() *Scheduler { return &Scheduler{} }
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
+// NeedsPerAckSignals implements sched.PerAckSignals: LLHD skips a path
+// with a probe timeout pending (PTOCount > 0, see Available) and weighs a
+// path without a delivery-rate sample by its recent LossRate, so the
+// transport keeps its per-ACK event feed on.
+func (*Scheduler) NeedsPerAckSignals() bool { return true }
+
 // Decide implements sched.Scheduler.
 func (*Scheduler) Decide(_ *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
 	backup := true

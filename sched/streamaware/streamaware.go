@@ -1,52 +1,69 @@
-// Package streamaware is a stream-aware earliest-completion scheduler after
-// SA-ECF (Rabitsch, Hurtig, Brunstrom, "A Stream-Aware Multipath QUIC
+// Package streamaware is SA-ECF, the Stream-Aware Earliest Completion First
+// scheduler (Rabitsch, Hurtig, Brunstrom, "A Stream-Aware Multipath QUIC
 // Scheduler for Heterogeneous Paths", EPIQ 2018).
 //
-// The paper's rule, from its abstract: "SA-ECF schedules the sending of
-// stream data so that the completion of individual streams are not delayed
-// by slower paths". It is ECF (sched/ecf) applied per stream: the amount of
-// data k that decides between the fast path and a slower one is the
-// stream's, not the connection's. The paper's per-path formula was not in the
-// sources available to us; the estimate below is ours, in ECF's terms.
+// The paper's abstract: "SA-ECF schedules the sending of stream data so that
+// the completion of individual streams are not delayed by slower paths,
+// while providing a fair allocation of the aggregated bandwidth based on
+// stream priority information from HTTP/2". The paper's text was not
+// available here; its rule is taken from the scheduler's code as carried in
+// public forks of the authors' MPQUIC (quic-go) implementation
+// (scheduler.go, selectPathStreamAwareEarliestCompletionFirst):
 //
-// Rule. For the stream of the next segment, with k its bytes still to send,
-// the completion estimate of k bytes on path p, behind what p already holds,
-// is
+//  1. The best path is the live path with the lowest smoothed RTT; the
+//     second best the lowest-RTT path that can send. If the best path can
+//     send (or a retransmission is due), it takes the data, and "best path
+//     always sends next stream in turn".
+//  2. Otherwise the streams are visited in the stream scheduler's
+//     (priority) order. For each, k is "bytes until completion" of that
+//     stream, capped by the total queued data ("to cope with streams that
+//     are about to finish"), and ECF's two tests run with the stream's own
+//     waiting bit: the first stream that should not wait for the best path
+//     is sent on the second best path; a stream that should wait is marked
+//     waiting and skipped. If every stream waits, nothing is sent.
 //
-//	C_p(k) = (BytesInFlight_p + BytesQueued_p + k) / rate_p + SmoothedRTT_p/2
-//	rate_p = CongestionWindow_p / SmoothedRTT_p   (bytes/s)
+// So SA-ECF is ECF (sched/ecf, whose Test it uses) with k and the waiting
+// bit per stream, plus the choice of WHICH stream goes on the slow path.
+// The fork's first test caps k at cwnd_f ("xBest := queueSize; if queueSize
+// > cwndBest { xBest = cwndBest }", under the comment "if queueSize <
+// cwndBest"): an evident slip for the floor ECF applies (k raised to
+// cwnd_f); the floor is implemented, as sched/ecf does.
 //
-// f is the live path with the lowest C_p(k): the path that alone finishes
-// the stream first. If f can send, the segment goes on f. Otherwise q is the
-// path that can send with the lowest C_q(MSS), the arrival of this one
-// segment on q. If C_q(MSS) < C_f(k) the segment goes on q: it arrives
-// before the stream would complete on f, so q adds capacity without delaying
-// the stream. Otherwise the scheduler waits for f's window. A small stream
-// therefore waits for the fast path even when the slow one has room; a large
-// one uses both, and its tail returns to the fast path as k shrinks.
+// In this transport the session's framer, not the scheduler, picks which
+// stream's data a segment carries (RFC 9218 urgency order, non-incremental
+// streams one at a time), and ConnInfo describes the stream of the next
+// segment only. Step 2 is mapped onto that:
+//   - The stream of the next segment is the first stream in order. k =
+//     min(SendBufferBytes, StreamRemaining + SegmentSize), in packets
+//     (StreamRemaining does not count the at most one segment already
+//     framed). Its waiting bit is kept in a table of the last
+//     waitSlots stream IDs.
+//   - If it should wait, the data behind it — the later streams, taken as
+//     one, k = the rest of the queue — is the next candidate, with a
+//     waiting bit of its own. If that should not wait, the segment after the
+//     waiting stream's goes on the second best path by SendSeq, leaving the
+//     waiting stream's segments (cut and reserved) for the best path; later
+//     decisions continue past the last segment given away. For a
+//     non-incremental stream, whose bytes precede every later stream's in
+//     the connection byte stream, that segment is the one after all its
+//     bytes; for an incremental one, which the framer serves one record at
+//     a time round-robin with the others of its urgency, it is the next
+//     segment, the next stream's record (its later records may then follow
+//     on the second path: the scheduler cannot tell whose a segment is). The reservation is at most maxReserve bytes, within
+//     the peer's window, and leaves a full segment of queued data beyond it
+//     (so the segment exists: the session would otherwise send the next
+//     segment, the waiting stream's, instead); else the scheduler waits.
+//   - Without a stream (control data) the connection's queue is one stream.
 //
-// Quantities in this transport:
-//   - k = ConnInfo.StreamRemaining + ConnInfo.SegmentSize (the stream's
-//     unframed bytes plus the segment being placed). StreamRemaining is a
-//     lower bound: bytes framed but not yet sent are not counted. Without a
-//     stream (ConnInfo.HasStream false) k = ConnInfo.SendBufferBytes, the
-//     connection's unsent data, as ECF uses.
-//   - rate_p is the window rate cwnd/SRTT, not PathInfo.DeliveryRate, which
-//     is 0 until acknowledgements arrive and lags a growing window.
-//   - The paper weights streams by HTTP/2 priority; here the session's
-//     stream scheduler already orders streams by RFC 9218 urgency, and this
-//     scheduler places the data of the stream it is given.
-//
-// Other choices: retransmissions (ConnInfo.RetransmitQueued > 0) go on
-// minrtt.Pick's path, since lost data holds back every stream behind it; a
-// path without an RTT sample is not estimated, and if no path is, the
-// segment goes on minrtt.Pick's path; backups are used only when no regular
-// path is live (sched.OnlyBackups); a stream's path preference is honoured
-// as minRTT honours it. Decide does not allocate.
+// Other choices: a path without an RTT sample, or no best path, falls back
+// to minrtt.Pick; backups only when no regular path is live; a stream's path
+// preference is honoured as minRTT honours it. Decide does not allocate; the
+// state is a fixed-size table.
 package streamaware
 
 import (
 	"github.com/mpqsched/mpqsched/sched"
+	"github.com/mpqsched/mpqsched/sched/ecf"
 	"github.com/mpqsched/mpqsched/sched/minrtt"
 )
 
@@ -55,88 +72,130 @@ const Name = "streamaware"
 
 func init() { sched.Register(Name, func() sched.Scheduler { return New() }) }
 
-// Scheduler is the stream-aware scheduler. It has no state.
-type Scheduler struct{}
+// waitSlots is how many streams' waiting bits the scheduler remembers; a
+// stream not in the table starts with its bit clear.
+const waitSlots = 16
 
-// New returns a stream-aware scheduler.
+// maxReserve bounds the bytes a SendSeq may cut ahead of the next segment
+// (the session cuts at most 1 MiB for a reservation).
+const maxReserve = 1 << 20
+
+// Scheduler is an SA-ECF scheduler for one connection. Not safe for
+// concurrent use (the transport serializes Decide).
+type Scheduler struct {
+	ids     [waitSlots]uint64 // stream IDs with a waiting bit
+	on      [waitSlots]bool   // their waiting bits
+	used    int               // slots filled
+	next    int               // slot to replace when full
+	behind  bool              // waiting bit of the data behind a waiting stream
+	conn    bool              // waiting bit of data without a stream
+	skipped bool              // a SendSeq gave away segments behind lastStream's
+	lastSID uint64            // the stream whose segments were skipped
+	lastSeq uint64            // the last segment given to the second path
+}
+
+// New returns an SA-ECF scheduler.
 func New() *Scheduler { return &Scheduler{} }
 
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
 // Decide implements sched.Scheduler.
-func (*Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
+func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
 	if k, _ := conn.PreferredIndex(paths); k >= 0 {
 		if !paths[k].SendingAllowed() {
 			return sched.Decision{Action: sched.Wait}
 		}
-		return sched.Decision{Action: sched.SendNext, Paths: sched.Of(k)}
+		return send(k)
 	}
-	pick := minrtt.Pick(paths)
-	if conn.RetransmitQueued > 0 {
-		return send(pick)
-	}
-	k := StreamBytes(conn)
-	backups := sched.OnlyBackups(paths)
-	f, cf := -1, 0.0
-	for i := range paths {
-		p := &paths[i]
-		if p.PotentiallyFailed || p.Backup && !backups {
-			continue
-		}
-		if c, ok := Completion(p, k); ok && (f < 0 || c < cf) {
-			f, cf = i, c
-		}
-	}
-	if f < 0 {
-		return send(pick)
-	}
-	if paths[f].SendingAllowed() {
-		return send(f)
-	}
-	q, cq := -1, 0.0
-	for i := range paths {
-		p := &paths[i]
-		if !p.SendingAllowed() || p.Backup && !backups {
-			continue
-		}
-		if c, ok := Completion(p, p.MSS); ok && (q < 0 || c < cq) {
-			q, cq = i, c
-		}
-	}
-	if q >= 0 && cq < cf {
-		return send(q)
-	}
-	return sched.Decision{Action: sched.Wait}
-}
-
-// StreamBytes is k, the stream's bytes still to send as the scheduler counts
-// them: StreamRemaining plus one segment, or the connection's unsent bytes
-// when the data has no stream.
-func StreamBytes(conn *sched.ConnInfo) uint64 {
-	if !conn.HasStream {
-		return conn.SendBufferBytes
-	}
-	return conn.StreamRemaining + conn.SegmentSize
-}
-
-// Completion is C_p(k) in seconds: the estimated time until k more bytes
-// sent on p behind what p holds have arrived. ok is false if p has no RTT
-// sample or no window.
-func Completion(p *sched.PathInfo, k uint64) (sec float64, ok bool) {
-	if p.SmoothedRTT <= 0 || p.CongestionWindow == 0 {
-		return 0, false
-	}
-	rtt := p.SmoothedRTT.Seconds()
-	rate := float64(p.CongestionWindow) / rtt
-	return float64(p.BytesInFlight+p.BytesQueued+k)/rate + rtt/2, true
-}
-
-func send(i int) sched.Decision {
+	i := minrtt.Pick(paths)
 	if i < 0 {
 		return sched.Decision{Action: sched.Wait}
 	}
-	return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)}
+	f := minrtt.Fastest(paths)
+	if f < 0 || i == f || conn.RetransmitQueued > 0 {
+		s.skipped = false
+		return send(i)
+	}
+	pf, ps := &paths[f], &paths[i]
+	if pf.SmoothedRTT <= 0 || ps.SmoothedRTT <= 0 || pf.MSS == 0 || ps.MSS == 0 ||
+		pf.CongestionWindow == 0 || ps.CongestionWindow == 0 {
+		return send(i)
+	}
+	seg := conn.SegmentSize
+	if seg == 0 {
+		seg = pf.MSS
+	}
+	queue := conn.SendBufferBytes
+	if !conn.HasStream {
+		w, bit := ecf.Test(float64(queue)/float64(seg), pf, ps, s.conn, true)
+		s.conn = bit
+		if w {
+			return sched.Decision{Action: sched.Wait}
+		}
+		return send(i)
+	}
+	kb := min(queue, conn.StreamRemaining+seg)
+	slot := s.slot(conn.StreamID)
+	w, bit := ecf.Test(float64(kb)/float64(seg), pf, ps, s.on[slot], true)
+	s.on[slot] = bit
+	if !w {
+		s.skipped = false
+		return send(i)
+	}
+	// The stream waits for the best path: SA-ECF tries the next stream.
+	if queue <= kb {
+		return sched.Decision{Action: sched.Wait}
+	}
+	skip := (kb + seg - 1) / seg // a non-incremental stream's bytes come first
+	if conn.Incremental {
+		skip = 1 // round-robin: the next segment holds the next stream's record
+	}
+	seq := conn.NextSeq + skip
+	if s.skipped && s.lastSID == conn.StreamID && s.lastSeq >= conn.NextSeq {
+		seq = max(seq, s.lastSeq+1)
+	}
+	need := (seq - conn.NextSeq + 1) * seg
+	if need > maxReserve || need > conn.PeerWindow || need+seg > queue {
+		return sched.Decision{Action: sched.Wait}
+	}
+	w, s.behind = ecf.Test(float64(queue-kb)/float64(seg), pf, ps, s.behind, true)
+	if w {
+		return sched.Decision{Action: sched.Wait}
+	}
+	s.skipped, s.lastSID, s.lastSeq = true, conn.StreamID, seq
+	return sched.Decision{Action: sched.SendSeq, Paths: sched.Of(i), Seq: seq}
 }
+
+// slot returns the table slot of stream id, taking one (its bit clear) if
+// the stream has none.
+func (s *Scheduler) slot(id uint64) int {
+	for k := range s.used {
+		if s.ids[k] == id {
+			return k
+		}
+	}
+	k := s.next
+	if s.used < waitSlots {
+		k = s.used
+		s.used++
+	} else {
+		s.next = (s.next + 1) % waitSlots
+	}
+	s.ids[k], s.on[k] = id, false
+	return k
+}
+
+// Waiting reports stream id's waiting bit (false if it has none).
+func (s *Scheduler) Waiting(id uint64) bool {
+	for k := range s.used {
+		if s.ids[k] == id {
+			return s.on[k]
+		}
+	}
+	return false
+}
+
+func send(i int) sched.Decision { return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)} }
 
 var _ sched.Scheduler = (*Scheduler)(nil)

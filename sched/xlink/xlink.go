@@ -1,56 +1,76 @@
-// Package xlink is XLINK's QoE-driven reinjection (Zheng et al., "XLINK:
+// Package xlink is XLINK's QoE-driven re-injection (Zheng et al., "XLINK:
 // QoE-Driven Multi-Path QUIC Transport in Large-scale Video Services",
-// SIGCOMM 2021, §5).
+// SIGCOMM 2021).
 //
-// XLINK schedules new data with minRTT and, when the video player's buffer
-// is at risk, re-injects unacknowledged packets onto other paths. Its
-// abstract: XLINK "directly capture[s] user-perceived video QoE intent to
-// control multi-path scheduling". The re-injection control of §5.2 is a
-// double threshold on the player's buffer level (play time left), fed back
-// by the client. As the sources we could reach summarise it (the paper's own
-// text was not available to us):
+// Sources. The paper's own text could not be read here (its PDF is not in
+// the stores the project searches); the rule below is assembled from:
+//   - the abstract (ACM DL, 10.1145/3452296.3472893): XLINK's core is "to
+//     take the opportunity of QUIC as a user-space protocol and directly
+//     capture user-perceived video QoE intent to control multi-path
+//     scheduling and management";
+//   - summaries of §5 in reading notes of the paper (LvGreat, CSDN
+//     131325507; toymoban 498622; 1000bd 822886, in Chinese), which agree:
+//     packet scheduling keeps minRTT; re-injection "abandons prediction and
+//     reacts fast to degradation"; its aggressiveness is set by the client's
+//     QoE feedback, the playback buffer, through a double threshold
+//     (translated): "buffer < threshold 1: re-injection on; buffer >
+//     threshold 2: re-injection off; threshold 1 ≤ buffer ≤ threshold 2: on if
+//     the buffer is below the expected remaining transfer time, off
+//     otherwise"; and re-injection is stream-priority based (§5.1): copies of
+//     an urgent stream's packets are not queued behind other streams' data;
+//   - xquic, the authors' open-source stack (github.com/alibaba/xquic,
+//     src/transport/xqc_conn.c and xqc_reinjection.c), for WHICH packets and
+//     WHEN: after every new packet has been scheduled, "try to reinject
+//     unacked packets if paths still have cwnd" — only when the send queue
+//     of new packets is empty (mode XQC_REINJ_UNACK_BY_CAPACITY), walking
+//     the unacknowledged packets oldest first, each at most once (a packet
+//     already re-injected, or a copy, is skipped: xqc_packet_can_reinject),
+//     STREAM data only, onto a path the scheduler picks that has window
+//     room.
 //
-//	buffer < T_low:            re-injection on
-//	buffer > T_high:           re-injection off
-//	T_low ≤ buffer ≤ T_high:   on iff buffer < the expected time to deliver
-//	                           the remaining data
+// What could not be confirmed: the paper's threshold values (chosen by A/B
+// test in its §7.1; a secondary summary gives "(95, 80)" without units,
+// which does not fit thresholds in seconds with T_low < T_high), so
+// DefaultLow and DefaultHigh are ours, unchanged from this package's first
+// version and not tuned to any result.
 //
-// so re-injection can run only below T_high, and always runs below T_low.
-// The paper picks T_low and T_high by A/B test (§7.1); those values were not
-// in the sources either, so DefaultLow and DefaultHigh below are ours.
+// Rule.
+//   - New data (Decide): minRTT (minrtt.Pick), a stream's path preference
+//     honoured as minRTT honours it. XLINK never copies while new data can
+//     be sent.
+//   - Re-injection (Reinject): when nothing new can be sent — the send queue
+//     is empty, or the peer's flow control holds the rest back (in xquic no
+//     packet is built then, so its send queue is empty too) — and the
+//     stream of the data in flight is at risk by the double threshold
+//     (Reinjecting), every live path with window room takes
+//     SendCopy(sched.OldestUncarried): the oldest unacknowledged segment it
+//     has not carried yet. Repeated while paths have room, this walks the
+//     unacknowledged segments oldest first and puts each on a path other
+//     than its carrier, at most once per path, as xquic does (its minRTT
+//     scheduler, asked for a path for a re-injected packet, skips the
+//     packet's own path and takes the lowest-SRTT path with room: with two
+//     paths, each path copies the other's packets).
 //
-// Signals and what stands in for them here:
-//   - Buffer level. The interface has no player feedback. The closest signal
-//     is the stream's deadline hint: buffer = ConnInfo.Deadline − Now, the
-//     time until the data is needed (negative when late: re-injection on). A
-//     stream without a deadline is never re-injected, and neither is data
-//     without a stream: XLINK is pure minRTT for them.
-//   - Remaining data. The chunk's bytes not yet delivered are approximated
-//     by ConnInfo.StreamRemaining (the stream's unframed bytes) plus
-//     ConnInfo.InFlightBytes (the connection's unacknowledged bytes, an
-//     upper bound of the stream's). The expected delivery time is those
-//     bytes over the summed window rates (cwnd/SRTT) of the live paths, plus
-//     half the lowest SRTT.
-//   - Which data is copied. XLINK re-injects the urgent stream's packets
-//     (stream-priority re-injection, §5.1). A Decision cannot name a stream's
-//     packets, so the copy is SendCopy with Seq = sched.OldestUncarried: each
-//     marked path takes the oldest unacknowledged segment it has not carried
-//     (the connection's, usually the chunk's own since chunks are sent in
-//     order), or new data if it has carried them all.
+// Reinject is for a transport to call only in that state. The session of
+// this module does not call it yet: it asks its scheduler only while it has
+// new data or retransmissions to send (docs/workloads/README.md, "XLINK
+// needs a session hook"), so there XLINK sends as minRTT. Tests call
+// Reinject directly.
 //
-// Rule. Normal scheduling is minRTT (minrtt.Pick; a stream's path
-// preference is honoured as minRTT honours it). When re-injection is on,
-// at least two paths are live and data is in flight, every path that can
-// send is marked for SendCopy(OldestUncarried): data stuck on a slow path is
-// copied onto the fast one as soon as it has room, and the slow path copies
-// the fast path's data instead of taking new data that would arrive late.
+// Signals and their stand-ins here:
+//   - Buffer level (play time left): the stream's deadline hint, buffer =
+//     ConnInfo.Deadline − Now (negative when late). The video workload's
+//     client reports the level with each request and the server sets the
+//     chunk stream's deadline from it. Data without a stream or a deadline
+//     is never re-injected.
+//   - Expected remaining transfer time: DeliveryTime of the stream's unsent
+//     bytes (ConnInfo.StreamRemaining) plus the connection's unacknowledged
+//     bytes (InFlightBytes, an upper bound of the stream's), over the summed
+//     window rates cwnd/SRTT of the live paths, plus half the lowest SRTT.
 //
-// Redundancy bound: copies happen only while the buffer is below T_high (and
-// below the remaining delivery time, or below T_low); each copy is of an
-// unacknowledged segment onto a path that has not carried it, so a segment
-// is sent at most once per path: at most (paths − 1) copies of each segment
-// sent while re-injection is on, and none of data acknowledged. Decide does
-// not allocate and keeps no state.
+// Redundancy bound: copies are made only while nothing new can be sent and
+// the buffer is at risk, of unacknowledged segments, each at most once per
+// path. Decide and Reinject do not allocate and keep no state.
 package xlink
 
 import (
@@ -66,8 +86,8 @@ const Name = "xlink"
 func init() { sched.Register(Name, func() sched.Scheduler { return New(Options{}) }) }
 
 // DefaultLow and DefaultHigh are the double thresholds T_low and T_high on
-// the buffer level (ConnInfo.Deadline − Now). Our values: the paper's were
-// not available.
+// the buffer level (ConnInfo.Deadline − Now). Ours: the paper's were not
+// available.
 const (
 	DefaultLow  = 1 * time.Second
 	DefaultHigh = 3 * time.Second
@@ -100,7 +120,7 @@ func New(o Options) *Scheduler {
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
-// Decide implements sched.Scheduler.
+// Decide implements sched.Scheduler: new data goes by minRTT.
 func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
 	if k, _ := conn.PreferredIndex(paths); k >= 0 {
 		if !paths[k].SendingAllowed() {
@@ -108,16 +128,25 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 		}
 		return sched.Decision{Action: sched.SendNext, Paths: sched.Of(k)}
 	}
-	i := minrtt.Pick(paths)
-	if i < 0 {
-		return sched.Decision{Action: sched.Wait}
-	}
-	if conn.InFlightBytes == 0 || !s.Reinjecting(conn, paths) {
+	if i := minrtt.Pick(paths); i >= 0 {
 		return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)}
 	}
+	return sched.Decision{Action: sched.Wait}
+}
+
+// Reinject is XLINK's re-injection round, for a transport to call when
+// nothing new can be sent and no retransmission is queued. conn's stream
+// fields describe the data in flight (the oldest unacknowledged segment's
+// stream). It returns SendCopy(OldestUncarried) on every live path with
+// window room when the double threshold says the stream is at risk, data is
+// in flight and at least two paths are live; else Wait.
+func (s *Scheduler) Reinject(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
+	if conn.InFlightBytes == 0 || conn.RetransmitQueued > 0 || !s.Reinjecting(conn, paths) {
+		return sched.Decision{Action: sched.Wait}
+	}
 	backups := sched.OnlyBackups(paths)
-	var set sched.PathSet
 	live := 0
+	var set sched.PathSet
 	for k := range paths {
 		p := &paths[k]
 		if p.PotentiallyFailed || p.Backup && !backups {
@@ -128,8 +157,8 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 			set = set.Add(k)
 		}
 	}
-	if live < 2 {
-		return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)}
+	if live < 2 || set == 0 {
+		return sched.Decision{Action: sched.Wait}
 	}
 	return sched.Decision{Action: sched.SendCopy, Paths: set, Seq: sched.OldestUncarried}
 }

@@ -122,12 +122,21 @@ func prepare(t *testing.T) (bin, data, certDir string) {
 func twoPath(name string, lossPct float64) netem.Spec {
 	return netem.Spec{
 		Name:   "two-path-" + name,
-		Prefix: "mpqci",
+		Prefix: nsPrefix("mpqci"),
 		Paths: []netem.Path{
 			{Name: "fast", Link: &netem.Link{RateMbit: 20, DelayMs: 10, LossPct: lossPct}},
 			{Name: "slow", Link: &netem.Link{RateMbit: 10, DelayMs: 30, LossPct: lossPct}},
 		},
 	}
+}
+
+// nsPrefix is MPQ_NETNS_PREFIX if set (a run beside someone else's
+// namespaces of the same test), else def.
+func nsPrefix(def string) string {
+	if v := os.Getenv("MPQ_NETNS_PREFIX"); v != "" {
+		return v
+	}
+	return def
 }
 
 // fastPathBps is the faster path's rate in twoPath, bits/s.

@@ -92,3 +92,17 @@ def load_dir(path, slots=None):
         out[c] = np.concatenate(v)
     out["files"] = files
     return out
+
+
+def write_file(path, records, slots):
+    """Writes a record array of record_dtype(slots) as one transition file,
+    atomically (a temporary file renamed into place)."""
+    dt = record_dtype(slots)
+    h = np.zeros((), HEADER)
+    h["magic"], h["version"], h["slots"], h["history"] = MAGIC, VERSION, slots, HISTORY
+    h["sub_features"], h["conn_features"], h["record_size"] = SUB_FEATURES, CONN_FEATURES, dt.itemsize
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(h.tobytes())
+        f.write(np.asarray(records, dt).tobytes())
+    os.replace(tmp, path)

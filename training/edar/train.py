@@ -20,8 +20,8 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
+import dqn
 import edar_data
 import edar_export
 import edar_model as m
@@ -61,42 +61,17 @@ def main(argv=None):
     dev = {k: jnp.asarray(v) for k, v in d.items() if k != "files"}
     params = load_onnx_params(a.init) if a.init else m.init(jax.random.PRNGKey(a.seed))
     target = params
-    opt = optax.adam(a.lr)
-    opt_state = opt.init(params)
-    gamma, tau = a.gamma, a.tau
-
-    # The data are arguments of the jitted functions, not closed-over
+    # The data are arguments of the jitted update, not closed-over
     # constants: XLA then compiles a small program in seconds instead of
     # embedding the whole replay buffer in it (minutes for 100k transitions).
     rand_prev = a.randomize_prev_action
-
-    def loss_fn(p, tgt, data, idx, key):
-        s_conn, s2_conn = data["s_conn"][idx], data["s2_conn"][idx]
-        if rand_prev:
-            k1, k2 = jax.random.split(key)
-            s_conn = s_conn.at[:, 0].set(jax.random.bernoulli(k1, 0.5, (idx.shape[0],)).astype(jnp.float32))
-            s2_conn = s2_conn.at[:, 0].set(jax.random.bernoulli(k2, 0.5, (idx.shape[0],)).astype(jnp.float32))
-        q = m.q_values(p, s_conn, data["s_sub"][idx], data["n"][idx])
-        q_sa = jnp.take_along_axis(q, data["a"][idx][:, None].astype(jnp.int32), axis=1)[:, 0]
-        n2 = jnp.maximum(data["n2"][idx], 1)
-        q2 = m.q_values(tgt, s2_conn, data["s2_sub"][idx], n2)
-        done = data["done"][idx].astype(jnp.float32)
-        # Algorithm 1: y_t = r_t if the flow ends after t, else r_t + gamma max_a' Q'(s', a')
-        y = data["r"][idx] + gamma * (1 - done) * jax.lax.stop_gradient(q2.max(axis=1))
-        return jnp.mean((y - q_sa) ** 2), q_sa.mean()
-
+    opt, dqn_update = dqn.make_update(a.lr, a.gamma, a.tau, a.batch, rand_prev)
+    opt_state = opt.init(params)
     train_idx = jnp.asarray(train)
     n_train = len(train)
 
-    @jax.jit
     def update(p, tgt, s, key, data, tidx):
-        key, kr = jax.random.split(key)
-        idx = tidx[jax.random.randint(key, (a.batch,), 0, n_train)]  # uniform replay sample
-        (loss, qm), g = jax.value_and_grad(loss_fn, has_aux=True)(p, tgt, data, idx, kr)
-        upd, s = opt.update(g, s, p)
-        p = optax.apply_updates(p, upd)
-        tgt = jax.tree_util.tree_map(lambda t, q: (1 - tau) * t + tau * q, tgt, p)  # theta' = (1-tau) theta' + tau theta
-        return p, tgt, s, loss, qm
+        return dqn_update(p, tgt, s, key, data, tidx, n_train)
 
     hold_idx = jnp.asarray(hold[:2048])  # the curve's held-out decision fraction: a fixed sample keeps it cheap
 

@@ -1,0 +1,204 @@
+package session
+
+import (
+	"errors"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// Paths that pull: the path writer on quic-go's write limiter.
+//
+// A path's writer hands quic-go the segments the scheduler gave the path,
+// framed, with SendStream.WriteWithLimit and one byte more: a pad that the
+// limiter never lets through. quic-go calls the limiter while it builds a
+// packet (on its connection's goroutine, with its flow-control accounting
+// locked; quic-go v0.65 send_stream.go, popNewStreamFrameForPacket), with
+// the bytes the next STREAM frame may carry, and only when its congestion
+// window and pacer let it send. So:
+//
+//   - while the segments last, the limiter lets every byte through and
+//     counts it (committed): the session knows exactly what quic-go has
+//     taken and what still waits (BytesQueued);
+//   - when quic-go asks for more than is left (the pad is reached), it has
+//     room for a packet and nothing to put in it: the path pulls. The
+//     limiter lets the rest through and marks the path pulled, and
+//     WriteWithLimit returns ErrWriteLimitReached without the pad;
+//   - the writer, woken by that return, runs the scheduler at once on its
+//     own goroutine (decideOnPull; the send loop if the scheduler is busy),
+//     which decides what, if anything, the path gets: one goroutine hand-off
+//     from quic-go's packer to the decision and back. A scheduler that
+//     declines (BLEST and ECF waiting for a faster path) leaves the path
+//     idle until its next decision: the path asks again only once it has
+//     been given data.
+//
+// A path whose writer is idle has room (it pulled, or has sent nothing
+// yet) and counts as pulled too. The limiter only touches atomics: it never
+// takes a lock, never waits and never calls quic-go (TestLimiterNeverBlocks).
+//
+// Costs: one short packet per batch (the one that carries the batch's tail
+// when quic-go could have taken more), and none per ACK: a path that has
+// data queued in quic-go needs no wake-up, and one that has none asks.
+
+// pullWriter is what the limiter and the session share of a path's writer.
+type pullWriter struct {
+	committed atomic.Uint64 // segment frame bytes quic-go took through the limiter since the path opened
+	end       atomic.Uint64 // committed at the end of the current write's segments (the writer sets it under Session.mu before each write)
+	pulled    atomic.Bool   // quic-go asked for data the path did not have, or the writer is idle, and no data was handed since
+	pulls     atomic.Uint64 // times the limiter found the write's segments used up (quic-go asked for more)
+	limiter   func(int) int // w.limit, made once
+}
+
+// init prepares the writer of a new path.
+func (w *pullWriter) init() {
+	w.limiter = w.limit
+	w.pulled.Store(true) // a new path has room
+}
+
+// limit is the write limiter quic-go calls during packetization with the
+// bytes the next STREAM frame may carry: it lets through what is left of
+// the current write's segments and marks a pull when that is less (quic-go
+// then ends the write, which wakes the writer). It must not block or call
+// quic-go (SendStream.WriteWithLimit).
+func (w *pullWriter) limit(maxBytes int) int {
+	c, e := w.committed.Load(), w.end.Load()
+	n := uint64(max(maxBytes, 0))
+	if left := e - min(c, e); n > left {
+		n = left
+		w.pulled.Store(true)
+		w.pulls.Add(1)
+	}
+	w.committed.Add(n)
+	return int(n)
+}
+
+// queued is what the path was handed and quic-go has not taken yet, segment
+// frame bytes: the writer's queue and the rest of its current write.
+// Session.mu is held.
+func (p *path) queued() uint64 {
+	e, c := p.pw.end.Load(), p.pw.committed.Load()
+	return p.queuedBytes + e - min(c, e)
+}
+
+// inflightByAcks is a first estimate of the bytes in flight on p without a
+// tracer: segment frames quic-go took and the peer has not acknowledged at
+// connection level. It runs late by the peer's acknowledgement delay, and
+// early for data acknowledged over a faster path, and it counts packets
+// quic-go declared lost until they are acknowledged
+// (TestInflightEstimateAgainstQlog measures it); inflightByTime is the one
+// the session uses, this one only until its log reaches back one RTT.
+// Session.mu is held.
+func (p *path) inflightByAcks() uint64 {
+	q := p.queued()
+	if p.outstanding <= q {
+		return 0
+	}
+	return p.outstanding - q
+}
+
+// frameLen is the bytes g takes on a path's data stream.
+func frameLen(g *segment) uint64 {
+	return uint64(wire.SegmentHeaderLen(g.seq, g.off, int(g.size))) + g.size
+}
+
+// maxWriteBatch bounds one write of a path's writer, bytes.
+const maxWriteBatch = 32 << 10
+
+// writeLoop hands the segments queued for p to quic-go, up to maxWriteBatch
+// bytes per write, through the limiter. While it has none it is idle and
+// the path counts as pulled.
+func (s *Session) writeLoop(p *path) {
+	w := &p.pw
+	var buf []byte
+	for {
+		s.mu.Lock()
+		for len(p.queue) == 0 && !s.closed && s.slots[p.slot] == p {
+			wake := !w.pulled.Swap(true) // idle: the path has room
+			s.mu.Unlock()
+			if wake {
+				poke(s.wake)
+			}
+			select {
+			case <-p.notify:
+			case <-s.done:
+			}
+			s.mu.Lock()
+		}
+		if s.closed || s.slots[p.slot] != p {
+			s.mu.Unlock()
+			return
+		}
+		buf = buf[:0]
+		var n uint64 // frame bytes taken from the queue
+		k := 0
+		for ; k < len(p.queue) && len(buf) < maxWriteBatch; k++ {
+			seg := p.queue[k]
+			p.queue[k] = nil
+			n += frameLen(seg)
+			if seg.acked {
+				continue // acknowledged through another path while it waited here
+			}
+			buf = wire.AppendSegmentHeader(buf, seg.seq, seg.off, len(seg.data))
+			buf = append(buf, seg.data...)
+		}
+		// Slide the rest down so that the array is reused: re-slicing from
+		// the front made enqueueLocked reallocate it after every batch. It
+		// holds unacknowledged segments only, so at most
+		// MaxUnackedBytes/SegmentSize pointers.
+		p.queue = slices.Delete(p.queue, 0, k)
+		p.queuedBytes -= n
+		if len(buf) > 0 {
+			w.pulled.Store(false)
+			w.end.Store(w.committed.Load() + uint64(len(buf)))
+		}
+		s.mu.Unlock()
+		if len(buf) == 0 {
+			continue
+		}
+		s.tapSegments(p, buf)
+		buf = append(buf, 0) // the pad: the limiter never lets it through
+		_, err := p.out.WriteWithLimit(buf, w.limiter)
+		if errors.Is(err, quic.ErrWriteLimitReached) {
+			s.decideOnPull(p) // the path pulled: every segment byte went
+			continue
+		}
+		if err != nil {
+			s.pathGone(p, err)
+			return
+		}
+	}
+}
+
+// decideOnPull runs the scheduler for p, whose writer found quic-go asking
+// for more than it had, on the writer's goroutine: unless p already has
+// segments waiting, or the scheduler is busy (another writer or the send
+// loop holds it, maybe with a snapshot from before the pull), in which case
+// the send loop decides. A deadline the scheduler asks for (RetryAt, the
+// opportunistic reinjection's) is the send loop's to keep, so it is poked
+// then too.
+func (s *Session) decideOnPull(p *path) {
+	if !s.snd.schedMu.TryLock() {
+		poke(s.wake)
+		return
+	}
+	now := s.now()
+	s.mu.Lock()
+	var retry time.Time
+	if !s.closed && len(p.queue) == 0 {
+		s.setRoomWakes(true) // as the send loop does before its scheduler reads the windows
+		retry = s.scheduleLocked(now)
+	}
+	observed := s.snd.obsq.takeLocked()
+	s.mu.Unlock()
+	if observed {
+		s.obsDeliver()
+	}
+	s.snd.schedMu.Unlock()
+	if !retry.IsZero() {
+		poke(s.wake)
+	}
+}
