@@ -49,12 +49,29 @@ const (
 // fairCell is one bottleneck condition.
 type fairCell struct {
 	queue float64 // drop-tail queue, BDPs of the competitor's path (fairBDPBytes)
-	rttX  int     // the flow's RTT over the competitor's: 1 or 3
+	rttX  int     // the flow's RTT over the competitor's: 1 or 3, or fairRTTMixed
 	class string  // "normal" (SCHED_OTHER, niceness 0) or "rt" (chrt -r 10, niceness -10)
 }
 
+// fairRTTMixed is the rttX of the issue's own topology (MPQ_FAIR_RTTS=mixed):
+// the flow's first path at the competitor's RTT (20 ms), its second at 3×
+// (60 ms). One-path flows run on the first, so they measure what they
+// measure at rttX 1; only the two-path flows differ.
+const fairRTTMixed = 0
+
 func (c fairCell) String() string {
+	if c.rttX == fairRTTMixed {
+		return fmt.Sprintf("%s q%g rttmixed", c.class, c.queue)
+	}
 	return fmt.Sprintf("%s q%g rtt%dx", c.class, c.queue, c.rttX)
+}
+
+// rttLabel is the flow's RTT in reports: "20 ms", "60 ms", or "20+60 ms".
+func (c fairCell) rttLabel() string {
+	if c.rttX == fairRTTMixed {
+		return fmt.Sprintf("%d+%d ms", fairCompRTTms, 3*fairCompRTTms)
+	}
+	return fmt.Sprintf("%d ms", fairCompRTTms*c.rttX)
 }
 
 // fairFlow is one kind of flow under test.
@@ -202,8 +219,12 @@ func envFairMatrix(t *testing.T, def fairMatrix) fairMatrix {
 	if v := list("MPQ_FAIR_RTTS"); v != nil {
 		m.rtts = nil
 		for _, s := range v {
+			if s == "mixed" {
+				m.rtts = append(m.rtts, fairRTTMixed)
+				continue
+			}
 			if s != "1" && s != "3" {
-				t.Fatalf("MPQ_FAIR_RTTS: %q, want 1 or 3", s)
+				t.Fatalf("MPQ_FAIR_RTTS: %q, want 1, 3 or mixed", s)
 			}
 			x, _ := strconv.Atoi(s)
 			m.rtts = append(m.rtts, x)

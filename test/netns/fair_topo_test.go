@@ -49,10 +49,14 @@ const (
 )
 
 // fairPaths are the paths of the flow under test for an RTT factor (1 or
-// 3), the first one for a one-path flow.
+// 3, or fairRTTMixed: one 20 ms path and one 60 ms path), the first one
+// for a one-path flow.
 func fairPaths(rttX int) [2]int {
-	if rttX == 3 {
+	switch rttX {
+	case 3:
 		return [2]int{4, 5}
+	case fairRTTMixed:
+		return [2]int{1, 4}
 	}
 	return [2]int{1, 2}
 }
