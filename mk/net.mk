@@ -39,7 +39,11 @@ net-unit:
 # that come and go under mpquic-client -paths auto (TestAutoPaths), and the
 # link checks' loudness (TestVerifyLoud), and issue 12's shared bottleneck
 # (TestSharedBottleneckFairness: TCP reno, kernel MPTCP and the session
-# none/olia/olia+reno-friendly against a TCP reno flow, about 6 min). The test builds its own copies of the binaries; net-bins also puts them in
+# none/olia/olia+reno-friendly against a TCP reno flow, about 6 min), and
+# issue 23's TestFairnessCI (TCP reno and the session with olia +
+# reno-friendly on 1 and 2 paths, 6 runs each at the 2.5-BDP queue, about
+# 4 min; regression guards, not the issue's target: docs/coupling.md). The
+# test builds its own copies of the binaries; net-bins also puts them in
 # $(NET_BIN) for manual runs.
 netns-test: net-deps net-bins
 	MPQ_NETNS=1 go test -count=1 -v -timeout 25m ./test/netns/

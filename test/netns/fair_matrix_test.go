@@ -691,26 +691,29 @@ var (
 const fairCIRuns = 6
 
 // The bounds TestFairnessCI asserts on geometric means over both start
-// orders (docs/coupling.md, "Fairness"). They are regression guards drawn
-// from the matrix at fairCICell and its normal-class twin (4 runs per
-// flow, medians and ranges), not issue 23's target, which the matrix does
-// not show met there in both classes:
+// orders (docs/coupling.md, "Fairness matrix against TCP"). They are
+// regression guards placed between measured figures, not issue 23's
+// target, which the matrix does not show met in this cell in both classes:
 //   - fairCICoupledMax: the session coupled (olia, reno-friendly) on 2
-//     paths took 1.18 (1.11-1.25) rt and 1.46 (1.20-1.71) normal;
-//     uncoupled on the same 2 paths 3.68 (3.29-4.06) rt and 3.86
-//     (3.49-4.21) normal. A coupled window that stops governing the paths
-//     lands near the uncoupled figure, above the bound.
-//   - fairCITCPMin/Max: TCP against TCP took 1.05 (0.95-1.14) rt and 1.00
-//     (0.82-1.17) normal; outside these bounds the bottleneck is not the
-//     shared drop-tail queue the matrix assumes.
+//     paths took 1.18 (1.11-1.25) in the rt matrix, 1.46 (1.20-1.71) in
+//     the normal one and 1.67 (0.92-1.78) in one TestFairnessCI run (rt,
+//     load 7.9). With the session-level window disabled (sessWindow.limit
+//     returning quic-go's window) the same test measured 2.98 (2.96-3.92),
+//     and uncoupled on the same 2 paths took 3.68 (3.29-4.06) rt and 3.86
+//     (3.49-4.21) normal. The bound is about the geometric midpoint of the
+//     highest coupled median and the lowest broken one, √(1.67·2.98).
+//   - fairCITCPMin/Max: TCP against TCP took 1.05 (0.95-1.14) rt, 1.00
+//     (0.82-1.17) normal, 1.04 and 1.17 in two TestFairnessCI runs;
+//     outside these bounds the bottleneck is not the symmetric shared
+//     drop-tail queue the matrix assumes.
 const (
-	fairCICoupledMax = 2.0
+	fairCICoupledMax = 2.2
 	fairCITCPMin     = 0.6
 	fairCITCPMax     = 1.6
 )
 
 // TestFairnessCI is the matrix's subset in the root CI (make netns-test,
-// about 5 min): fairCICell with TCP reno and the session with OLIA in the
+// about 4 min): fairCICell with TCP reno and the session with OLIA in the
 // TCP-friendly mode on 1 and 2 paths, fairCIRuns runs each.
 //
 // Asserted, besides every run's sanity checks (both files complete, the
@@ -721,9 +724,11 @@ const (
 // asserted: issue 23's target (olia-rf ≤ 1.25 and ≤ kernel MPTCP), which
 // the matrix shows missed in this very cell in the normal class (1.38 on
 // 1 path, 1.46 on 2) and met only narrowly in the rt class (1.18 on 2
-// paths, range to 1.25), and the 1-path figure, whose coupled and
-// uncoupled ranges overlap across the classes (olia-rf/1 0.79-1.75,
-// uncoupled 1.68-2.59), so that no bound between them is robust.
+// paths, range to 1.25; 1.67 in a TestFairnessCI run), and the 1-path
+// figure: coupled it took 0.94-1.38
+// (medians, ranges 0.79-1.75), with the session-level window disabled
+// 1.90 (1.36-2.02), uncoupled 2.15-2.18, too close for a bound that holds
+// on one side and fails on the other.
 //
 //	MPQ_NETNS=1 go test -count=1 -v -run TestFairnessCI ./test/netns/
 func TestFairnessCI(t *testing.T) {
@@ -749,7 +754,7 @@ func TestFairnessCI(t *testing.T) {
 			t.Errorf("TCP against TCP: geometric mean %.2f, want %.1f-%.1f (a symmetric shared queue)", g, fairCITCPMin, fairCITCPMax)
 		}
 		if g := geo["olia-rf/2"]; g > fairCICoupledMax {
-			t.Errorf("olia-rf/2: geometric mean %.2f, want ≤ %.1f (the coupled window governing both paths; uncoupled takes 3.3-4.2)", g, fairCICoupledMax)
+			t.Errorf("olia-rf/2: geometric mean %.2f, want ≤ %.1f (the coupled window governing both paths; uncoupled takes 3.3-4.2, a disabled session-level window 3.0)", g, fairCICoupledMax)
 		}
 		for _, f := range []string{"olia-rf/1", "olia-rf/2"} {
 			t.Logf("TARGET (logged, not asserted) %s: %.2f against issue 23's 1.25", f, geo[f])
