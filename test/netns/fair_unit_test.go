@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -295,5 +296,44 @@ func TestFairGeoAndTarget(t *testing.T) {
 	back, err := readFairRecs(filepath.Join(dir, "runs.jsonl"))
 	if err != nil || len(back) != len(recs) || back[8] != recs[8] {
 		t.Errorf("read back %d records (%v), last %+v", len(back), err, back[len(back)-1])
+	}
+}
+
+// The issue's own paths (MPQ_FAIR_RTTS=mixed): a two-path flow on one
+// 20 ms and one 60 ms path, a one-path flow on the 20 ms one, reported as
+// "20+60 ms", kept through runs.jsonl, and judged against 1.25 (its
+// one-path flows, the TCP control among them, run at the competitor's
+// RTT), not against the TCP control's figure as at 3×.
+func TestFairMixedRTT(t *testing.T) {
+	if got := fairPaths(fairRTTMixed); got != [2]int{1, 4} {
+		t.Errorf("mixed paths %v, want [1 4] (20 ms and 60 ms)", got)
+	}
+	if got := fairPaths(3); got != [2]int{4, 5} {
+		t.Errorf("3x paths %v", got)
+	}
+	c := fairCell{queue: 2.5, rttX: fairRTTMixed, class: "rt"}
+	if c.String() != "rt q2.5 rttmixed" || c.rttLabel() != "20+60 ms" {
+		t.Errorf("cell %q, label %q", c, c.rttLabel())
+	}
+	t.Setenv("MPQ_FAIR_RTTS", "1,mixed,3")
+	if m := envFairMatrix(t, fairMatrix{}); !slices.Equal(m.rtts, []int{1, fairRTTMixed, 3}) {
+		t.Errorf("MPQ_FAIR_RTTS=1,mixed,3: %v", m.rtts)
+	}
+	r := &fairRun{cell: c, flow: fairFlow{kind: "session", coupling: "olia", rf: true, paths: 2}}
+	rec := recOf(r)
+	if rec.cell() != c {
+		t.Errorf("record's cell %+v, want %+v", rec.cell(), c)
+	}
+	mk := func(flow string, paths int, first bool, ratio float64) fairRec {
+		return fairRec{Class: "rt", QueueBDP: 2.5, RTTms: 0, Flow: flow, Kind: kindOfFlow(flow), Paths: paths, OursFirst: first, Ratio: ratio}
+	}
+	recs := []fairRec{mk("tcp", 1, false, 0.5), mk("tcp", 1, true, 0.5), mk("mptcp/2", 2, false, 2), mk("mptcp/2", 2, true, 2),
+		mk("olia-rf/2", 2, false, 1.2), mk("olia-rf/2", 2, true, 1.2)}
+	tgs := fairTargets(groupFair(recs))
+	if len(tgs) != 1 || tgs[0].bound != 1.25 || !tgs[0].met {
+		t.Errorf("mixed target %+v, want bound 1.25 (not 1.25 × the TCP control's 0.5) and met", tgs)
+	}
+	if rep := fairReport(recs, 2, "s"); !strings.Contains(rep, "| rt | 2.5 BDP | 20+60 ms |") {
+		t.Errorf("report lacks the mixed cell:\n%s", rep)
 	}
 }
