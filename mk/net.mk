@@ -61,7 +61,8 @@ netns-compare: net-deps net-bins
 # window reductions, slow start, bursts and ACK frequency. It writes
 # $(FAIR_OUT)/report.md (the tables of docs/coupling.md) and runs.jsonl.
 # MPQ_FAIR_QUEUES, _RTTS, _CLASSES, _PATHS, _FLOWS, _MODES, _RUNS narrow or
-# widen it (test/netns/fair_matrix_test.go).
+# widen it (MPQ_FAIR_RTTS=mixed: the issue's 20+60 ms pair of paths;
+# test/netns/fair_matrix_test.go).
 FAIR_OUT ?= $(CURDIR)/results/fairness-matrix
 fairness-matrix: net-deps net-bins
 	MPQ_NETNS=1 MPQ_FAIR_MATRIX=1 MPQ_FAIR_OUT=$(FAIR_OUT) go test -count=1 -v -timeout 5h -run 'TestFairnessMatrix$$' ./test/netns/

@@ -276,7 +276,8 @@ func requireMatrix(t *testing.T) {
 // TestFairnessMatrix is issue 23's matrix (make fairness-matrix): every
 // flow against the same TCP reno competitor over start order (competitor
 // first, flow first) × queue (0.5, 1, 2.5 BDP of the competitor's 20 ms
-// path, drop-tail) × the flow's RTT (20 ms, the competitor's, and 60 ms)
+// path, drop-tail) × the flow's RTT (20 ms, the competitor's, and 60 ms;
+// MPQ_FAIR_RTTS=mixed adds the issue's own pair, 20 and 60 ms)
 // × scheduling class (normal on a quiet machine, real-time) × paths (1,
 // 2), fairMatrix.runs runs per flow and cell, alternating the order. The
 // flows: TCP reno, plain quic-go (one path), and per path count kernel
