@@ -189,6 +189,10 @@ func NewResult(m Meta, d Download, fct time.Duration, client session.Stats, seri
 		r.PerPathBytes = ss.PerPathBytes
 		r.Extra["reinjected_segments"] = float64(ss.ReinjectedSegs)
 		r.Extra["path_failures"] = float64(ss.PathFailures)
+		r.Extra["coupling_cuts"] = float64(ss.CouplingCuts)
+		r.Extra["coupling_undos"] = float64(ss.CouplingUndos)
+		r.Extra["coupled_acked_bytes"] = float64(ss.CoupledAcked)
+		r.Extra["coupled_governed_bytes"] = float64(ss.CoupledGoverned)
 	} else {
 		for _, p := range client.Paths {
 			for int(p.ID) >= len(r.PerPathBytes) {

@@ -54,6 +54,10 @@ type ServerStats struct {
 	PathFailures    uint64   `json:"path_failures"`       // times a path was marked potentially failed
 	PacketsLost     uint64   `json:"packets_lost"`        // QUIC packets declared lost, all paths
 	PerPathBytes    []uint64 `json:"per_path_bytes"`      // segment payload bytes sent per path, indexed by path ID (join order)
+	CouplingCuts    uint64   `json:"coupling_cuts"`       // reductions of the coupled windows on loss events (session.Stats.CouplingCuts)
+	CouplingUndos   uint64   `json:"coupling_undos"`      // of those, undone because the loss was spurious
+	CoupledAcked    uint64   `json:"coupled_acked"`       // bytes acknowledged on paths whose coupled window is in force
+	CoupledGoverned uint64   `json:"coupled_governed"`    // of those, bytes acknowledged while the coupled window was below quic-go's
 }
 
 // StatsOf extracts the sender-side figures of a session.
@@ -66,6 +70,10 @@ func StatsOf(st session.Stats) ServerStats {
 		ReinjectedSegs:  st.ReinjectedSegs,
 		PathFailures:    st.PathFailures,
 		PacketsLost:     st.PacketsLost,
+		CouplingCuts:    st.CouplingCuts,
+		CouplingUndos:   st.CouplingUndos,
+		CoupledAcked:    st.CoupledAcked,
+		CoupledGoverned: st.CoupledGoverned,
 	}
 	for _, p := range st.Paths {
 		for int(p.ID) >= len(out.PerPathBytes) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
+	"github.com/quic-go/quic-go/qlog"
 )
 
 // The single-path baseline: plain HTTP/3 (quic-go's
@@ -29,10 +30,13 @@ type SinglePathServer struct {
 }
 
 // ServeSinglePath starts serving h on pc (which the caller closes after
-// Close).
+// Close). With the environment variable QLOGDIR set, it writes one qlog
+// file per connection there, as quic-go's own tools do
+// (qlog.DefaultConnectionTracer; unset, no tracer runs).
 func ServeSinglePath(pc net.PacketConn, tlsConf *tls.Config, h http.Handler) (*SinglePathServer, error) {
 	sp := &SinglePathServer{
-		srv:  &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLSConfig(tlsConf.Clone()), QUICConfig: &quic.Config{MaxIdleTimeout: 30 * time.Second}},
+		srv: &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLSConfig(tlsConf.Clone()),
+			QUICConfig: &quic.Config{MaxIdleTimeout: 30 * time.Second, Tracer: qlog.DefaultConnectionTracer}},
 		pc:   pc,
 		done: make(chan struct{}),
 	}
