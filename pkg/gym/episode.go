@@ -57,21 +57,30 @@ func episode(c *conn, q *Request) (pending []byte, err error) {
 	if reward.ReceiveBuffer == 0 {
 		reward.ReceiveBuffer = def.ReceiveBuffer
 	}
+	// Every server scheduler the factory makes may be the episode's: the
+	// session's Listen makes one only to ask for its signals
+	// (session.Config.NewScheduler), and a second session of the server
+	// (none is expected) makes another. The first one to ask its policy for
+	// an action owns the agent; any other runs minRTT.
 	var (
 		mu  sync.Mutex
 		agt *learned.Scheduler
 	)
 	run.NewScheduler = func() sched.Scheduler { return minrtt.New() } // the client sends only the request
 	run.NewServerScheduler = func() sched.Scheduler {
-		mu.Lock()
-		defer mu.Unlock()
-		if agt != nil { // a second session of the server: not the episode's
-			fmt.Fprintln(os.Stderr, "mpq-gym: a second server session runs minRTT")
-			return minrtt.New()
-		}
-		agt = learned.New(learned.Config{Policy: rem, EdarState: o.Edar, Reward: reward,
+		c := &claim{rem: rem}
+		s := learned.New(learned.Config{Policy: c, EdarState: o.Edar, Reward: reward,
 			Log: func(s string) { fmt.Fprintln(os.Stderr, "mpq-gym:", s) }})
-		return agt
+		c.own = func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			if agt != nil {
+				return false
+			}
+			agt = s
+			return true
+		}
+		return s
 	}
 	cfg := session.Config{}
 	if run.SessionConfig != nil {

@@ -3,6 +3,7 @@ package gym
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/mpqsched/mpqsched/sched"
@@ -112,5 +113,31 @@ func checkAction(mask uint64, cp byte, slots int) error {
 	if mask>>uint(slots) != 0 {
 		return fmt.Errorf("path mask %#x names a slot ≥ %d (the observation has %d slots)", mask, slots, slots)
 	}
+	return nil
+}
+
+// claim is the Policy of one server scheduler of an episode: the first
+// scheduler to ask for an action takes the agent (own reports whether it
+// did); any later one acts as minRTT (new data on every path) and says so
+// once. It runs on its scheduler's goroutine.
+type claim struct {
+	rem     *remote
+	own     func() bool
+	decided bool // own was asked
+	mine    bool
+}
+
+// Act implements learned.Policy.
+func (c *claim) Act(o *learned.Observation, a *learned.Action) error {
+	if !c.decided {
+		c.decided, c.mine = true, c.own()
+		if !c.mine {
+			fmt.Fprintln(os.Stderr, "mpq-gym: a second server session runs minRTT")
+		}
+	}
+	if c.mine {
+		return c.rem.Act(o, a)
+	}
+	*a = learned.Action{Paths: sched.PathSet(1)<<uint(o.N) - 1}
 	return nil
 }
