@@ -38,7 +38,7 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			continue
 		}
 		v := p.viewLocked(now)
-		lastRecv, srtt, rttVar, pto, inflight := v.lastRecv, v.srtt, v.rttVar, v.ptoCount, v.inflight
+		lastRecv, srtt, rttVar, pto := v.lastRecv, v.srtt, v.rttVar, v.ptoCount
 		timeout := max(s.cfg.FailureTimeout, 3*(srtt+4*rttVar))
 		if p.tr == nil {
 			// No tracer: the probe timeouts quic-go would have fired since
@@ -55,17 +55,25 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			continue
 		}
 		// Only a path that holds data it has not delivered can be failing:
-		// bytes in flight at the QUIC level, or queued for it. A path whose
-		// segments all reached the peer but await the connection-level Ack
-		// (a lost Ack datagram) is fine; the AckReq timer recovers the Ack.
-		if p.queued() == 0 && (p.segsInFlight == 0 || inflight == 0) {
+		// queued for it, or segments the peer has not acknowledged that
+		// quic-go has not delivered either. A path whose segments all
+		// reached the peer but await the connection-level Ack (a lost Ack
+		// datagram) is fine; the AckReq timer recovers the Ack.
+		held := p.queued() > 0
+		if !held && p.segsInFlight > 0 {
+			var decideAt time.Time
+			held, decideAt = p.quicHoldsLocked(now, &v)
+			if !decideAt.IsZero() {
+				// Not known yet: neither progress nor silence.
+				next = sooner(next, decideAt)
+				continue
+			}
+		}
+		if !held {
 			p.lastProgress = now
 			continue
 		}
-		progress := p.lastProgress
-		if lastRecv.After(progress) {
-			progress = lastRecv
-		}
+		progress := max2(p.lastProgress, lastRecv)
 		hinted := p.silentHint.After(progress) && now.Sub(progress) >= max(minHintSilence, 2*srtt)
 		if now.Sub(progress) >= timeout || pto >= ptoFailed || hinted {
 			p.failed, p.failedAt = true, now
@@ -79,10 +87,43 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		if p.tr == nil && pto < ptoFailed {
 			// The second estimated probe timeout, three ptos after the last
 			// packet: ptoEstimate's span for ptoFailed.
-			next = sooner(next, max2(lastRecv, p.lastProgress).Add(3*(srtt+max(4*rttVar, time.Millisecond)+maxAckDelay)))
+			next = sooner(next, progress.Add(3*probeTimeout(srtt, rttVar)))
 		}
 	}
 	return next
+}
+
+// quicHoldsLocked reports whether quic-go still holds some of the segments
+// p carried that the peer has not acknowledged (p.segsInFlight > 0), from
+// p's view v at now; Session.mu is held. With a tracer, it does while its
+// bytes in flight are not 0. Without one, it does while the session's
+// estimate of them is not 0 (what it took within the latest RTT before
+// the path last heard from the peer, or since), or while it probes
+// (statsView.probing). A lost packet that quic-go sends again does not
+// pass the limiter, so the estimate drops its segments one RTT after they
+// were first taken, though quic-go holds them until the peer acknowledges
+// them (found on video-handoff: a handoff's lossy phase left a path's last
+// segments there, and when the link died the path never failed; the data
+// waited for the link's return, 13-20 s). If neither shows, only quic-go's
+// probes can tell, due one probe timeout after its last ack-eliciting
+// packet, later if it first sends a lost packet again on its loss timer
+// (9/8 RTT after it) or if its timer is backed off: until the 2-PTO rule's
+// own deadline (3 PTOs after the path last heard from the peer), decideAt
+// is that deadline and the caller counts neither progress nor silence.
+// Without a probe by then, quic-go holds nothing: the Ack is what is
+// missing.
+func (p *path) quicHoldsLocked(now time.Time, v *linkView) (held bool, decideAt time.Time) {
+	if p.tr != nil || v.inflight > 0 {
+		return v.inflight > 0, time.Time{}
+	}
+	if p.sv.probing() {
+		return true, time.Time{}
+	}
+	due := max2(v.lastRecv, p.lastProgress).Add(3 * probeTimeout(v.srtt, v.rttVar))
+	if now.Before(due) {
+		return false, due
+	}
+	return false, time.Time{}
 }
 
 // reinjectLocked queues for retransmission every unacknowledged segment that

@@ -30,6 +30,14 @@ import (
 //   - PTO count: 0 for the scheduler; failure detection counts the probe
 //     timeouts quic-go would have fired since the path last heard from the
 //     peer (ptoEstimate);
+//   - whether quic-go still holds segments it took earlier (lost packets it
+//     sends again, which do not pass the limiter and which the estimate of
+//     bytes in flight no longer counts one RTT on): for failure detection,
+//     yes if it sent two packets or more since the path last heard from the
+//     peer (statsView.probing: quic-go arms its probe timer only while it
+//     has packets outstanding, and sends two probes when it fires; an
+//     acknowledgement of the peer's packets is one), no if its first probe
+//     is overdue by half a PTO without them (failure.go, quicHoldsLocked);
 //   - the loss rate: the tracer's moving average over lossWindow packets,
 //     advanced by the packets sent and lost since the last reading;
 //   - when a packet last arrived: when the count of packets received last
@@ -40,9 +48,10 @@ import (
 //     room for it (pull.go), and the session's Acks wake the send loop. A
 //     path that asked has room for a segment in the scheduler's view
 //     (path.info), as quic-go sends a full packet whenever its bytes in
-//     flight are below its window; with a tracer a path needs a full
-//     segment of room by the tracer's count (docs/performance.md shows
-//     what that changes).
+//     flight are below its window, unless another path refills its window
+//     sooner (primeBound, pull.go: a segment beyond a slow path's window
+//     waits there); with a tracer a path needs a full segment of room by
+//     the tracer's count (docs/performance.md shows what that changes).
 
 // tracerNeeded reports whether the session's path connections carry a
 // tracer, and why (for the log).
@@ -92,6 +101,7 @@ type statsView struct {
 	read       bool      // read at least once
 	recvd      uint64    // PacketsReceived at the last reading
 	sent, lost uint64    // PacketsSent, PacketsLost at the last reading
+	sentAtRecv uint64    // PacketsSent at the reading that found PacketsReceived grown (or the first reading)
 	readAt     time.Time // when the last reading was taken
 	lastRecv   time.Time // when PacketsReceived was last seen to grow, or segments arrived
 	lastData   time.Time // segments last arrived (path_read.go)
@@ -199,6 +209,7 @@ func (sv *statsView) update(st *quic.ConnectionStats, now time.Time) {
 	if !sv.read {
 		sv.read = true
 		sv.recvd, sv.sent, sv.lost, sv.readAt = st.PacketsReceived, st.PacketsSent, st.PacketsLost, now
+		sv.sentAtRecv = st.PacketsSent
 		if st.PacketsReceived > 0 {
 			sv.lastRecv = now
 		}
@@ -212,6 +223,7 @@ func (sv *statsView) update(st *quic.ConnectionStats, now time.Time) {
 		}
 		sv.recvd = st.PacketsReceived
 		sv.lastRecv = max2(sv.lastRecv, now)
+		sv.sentAtRecv = st.PacketsSent
 	}
 	if st.PacketsSent > sv.sent || st.PacketsLost > sv.lost {
 		// The tracer's average: each packet sent decays it by 1/lossWindow,
@@ -222,6 +234,17 @@ func (sv *statsView) update(st *quic.ConnectionStats, now time.Time) {
 		sv.sent, sv.lost = st.PacketsSent, st.PacketsLost
 	}
 	sv.readAt = now
+}
+
+// probing reports whether quic-go sent two packets or more since the
+// reading that last found a packet from the peer (as of the last reading):
+// more than the one acknowledgement its packets may call for. A connection
+// sends nothing else unasked but probes, which it sends (two at a time)
+// only while it has packets outstanding, and what the session hands it:
+// segments (counted by the limiter) and datagrams, which are outstanding
+// too until acknowledged.
+func (sv *statsView) probing() bool {
+	return sv.sent >= sv.sentAtRecv+2
 }
 
 // segmentsArrived records that p's reader took segments at now (s.mu held):
@@ -244,10 +267,27 @@ func (sv *statsView) segmentsArrived(now time.Time) (wake bool) {
 // pto, 1 below three, 2 below seven, and so on. A tracer-less path's stand-in
 // for the tracer's PTO count in failure detection.
 func ptoEstimate(silent, srtt, rttVar time.Duration) uint32 {
-	pto := srtt + max(4*rttVar, time.Millisecond) + maxAckDelay
+	pto := probeTimeout(srtt, rttVar)
 	var n uint32
 	for span := pto; silent >= span && n < 16; span = 2*span + pto {
 		n++
 	}
 	return n
 }
+
+// probeTimeout is quic-go's probe timeout on a path of smoothed RTT srtt
+// and RTT variation rttVar, before any backoff (RFC 9002 §6.2.1): srtt +
+// max(4·rttvar, 1 ms) + max_ack_delay, or twice quic-go's initial RTT
+// (100 ms) before the first RTT sample, when ConnectionStats reads an srtt
+// of 0 (a server's connection before its handshake completes; quic-go v0.65
+// utils.RTTStats.PTO).
+func probeTimeout(srtt, rttVar time.Duration) time.Duration {
+	if srtt == 0 {
+		return 2 * initialRTT
+	}
+	return srtt + max(4*rttVar, time.Millisecond) + maxAckDelay
+}
+
+// initialRTT is quic-go's RTT before the first sample
+// (protocol.DefaultInitialRTT in v0.65).
+const initialRTT = 100 * time.Millisecond
