@@ -49,6 +49,9 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			if lastRecv.After(p.failedAt) && pto == 0 {
 				p.failed = false
 				p.lastProgress = now
+				if p.tr == nil {
+					p.graceUntil = now.Add(backedOffPTO(now.Sub(p.failedSince), srtt, rttVar))
+				}
 				s.logf("session %x: path %d live again", s.id[:4], p.id)
 				s.pathEventLocked(p, PathRecovered)
 			}
@@ -73,10 +76,17 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			p.lastProgress = now
 			continue
 		}
+		if now.Before(p.graceUntil) {
+			// Recovered, but quic-go sends what it holds only when its
+			// probe timer, backed off through the outage, fires: until
+			// then neither progress nor silence.
+			next = sooner(next, p.graceUntil)
+			continue
+		}
 		progress := max2(p.lastProgress, lastRecv)
 		hinted := p.silentHint.After(progress) && now.Sub(progress) >= max(minHintSilence, 2*srtt)
 		if now.Sub(progress) >= timeout || pto >= ptoFailed || hinted {
-			p.failed, p.failedAt = true, now
+			p.failed, p.failedAt, p.failedSince = true, now, progress
 			s.stats.pathFailures++
 			s.logf("session %x: path %d potentially failed (no progress for %v, PTO count %d)", s.id[:4], p.id, now.Sub(progress), pto)
 			s.pathEventLocked(p, PathFailed)
@@ -148,4 +158,17 @@ func (s *Session) reinjectLocked(p *path, now time.Time) {
 		}
 	}
 	poke(s.wake)
+}
+
+// backedOffPTO is the interval of quic-go's probe timer after silent
+// without an acknowledgement: the probe timeout doubled once per timeout
+// fired in that span (ptoEstimate), at most 2^6 times. A packet from the
+// peer does not reset it; only an acknowledgement of quic-go's own packets
+// does, which a path that just came back has yet to get (an outage of 600
+// ms on a 30 ms path: the peer's probe arrives at once, quic-go's own next
+// probe 200 ms later; TestPathEventsOnOutage saw the path fail again
+// in between, and its queued data moved twice).
+func backedOffPTO(silent, srtt, rttVar time.Duration) time.Duration {
+	n := min(ptoEstimate(silent, srtt, rttVar), 6)
+	return probeTimeout(srtt, rttVar) << n
 }

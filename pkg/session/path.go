@@ -56,6 +56,8 @@ type path struct {
 	segsInFlight uint64
 	failed       bool
 	failedAt     time.Time
+	failedSince  time.Time // when the path last made progress before it failed
+	graceUntil   time.Time // no tracer: quic-go's backed-off probe timer after a recovery (failure.go)
 	silentHint   time.Time // when the peer last reported the path silent
 	lastProgress time.Time // last connection-level acknowledgement of data this path carried
 	rate         rateEstimator
