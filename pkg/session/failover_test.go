@@ -46,7 +46,7 @@ const (
 type failoverResult struct {
 	killed   bool          // the state arose and B was killed
 	moved    time.Duration // from the kill to the last byte of the response under way
-	bound    time.Duration // 3 PTOs of B at the kill (its srtt and rttvar then) + slack for A
+	bound    time.Duration // 4 PTOs of B at the kill (its srtt and rttvar then) + 60 ms for A
 	pto      time.Duration
 	failures uint64 // the server's path failures
 }
@@ -86,7 +86,7 @@ func failoverRun(t *testing.T, seed int64) (r failoverResult) {
 			for killedAt.IsZero() {
 				if stuck, pto := failoverStuck(tb.srv, tb.cli); stuck {
 					killedAt, r.killed, r.pto = time.Now(), true, pto
-					r.bound = 3*pto + 60*time.Millisecond
+					r.bound = 4*pto + 60*time.Millisecond
 					tb.topo.Links[1].SetDown(true) // what it carries is lost too
 					break
 				}
@@ -168,9 +168,13 @@ func (r *receiver) has(seq uint64) bool {
 }
 
 // TestFailoverQuicHoldsSegments: killed in that state, B fails and its
-// data reaches the client over A within 3 PTOs of B and 60 ms, with or
+// data reaches the client over A within 4 PTOs of B and 60 ms, with or
 // without a tracer (before the fix, without one, the response waited for
-// B to come back: 5 s and quic-go's probe backoff).
+// B to come back: 5 s and quic-go's probe backoff). The 2-PTO rule fires 3
+// PTOs after B last heard from the peer; what A then needs varies with
+// goroutine order (241-371 ms in all, at PTOs of 81-95 ms: 3 PTOs and
+// 85 ms at worst), so the bound allows a fourth PTO, still a tenth of the
+// bug's 3.7-4.0 s.
 func TestFailoverQuicHoldsSegments(t *testing.T) {
 	for _, traced := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tracer=%v", traced), func(t *testing.T) {
@@ -183,7 +187,7 @@ func TestFailoverQuicHoldsSegments(t *testing.T) {
 				}
 				t.Logf("seed %d: data moved %v after the kill (bound %v: B's PTO %v); server path failures %d", seed, r.moved, r.bound, r.pto, r.failures)
 				if r.moved > r.bound {
-					t.Errorf("seed %d: the response completed %v after B died, want ≤ %v (3 PTOs of B, %v each, and 60 ms)", seed, r.moved, r.bound, r.pto)
+					t.Errorf("seed %d: the response completed %v after B died, want ≤ %v (4 PTOs of B, %v each, and 60 ms)", seed, r.moved, r.bound, r.pto)
 				}
 				if r.failures == 0 {
 					t.Errorf("seed %d: B was never marked potentially failed", seed)
