@@ -19,6 +19,9 @@ cd "$(dirname "$0")/../.."
 set -f # scenario globs are for mpquic-bench
 
 OUT=${EDAR_EVAL_OUT:-docs/edar-gym}
+# The page: docs/edar-gym.md for the committed runs, else beside the runs.
+PAGE=docs/edar-gym.md
+[ "$OUT" = docs/edar-gym ] || PAGE=$OUT/report.md
 ONLINE=${EDAR_EVAL_ONLINE:-results/edar-gym-online}
 MODEL=${EDAR_MODEL:-testdata/edar.onnx}
 PAR=${EDAR_EVAL_PARALLEL:-2}
@@ -76,4 +79,4 @@ if [ -z "${EDAR_EVAL_REPORT_ONLY:-}" ]; then
 		log "$exp: done in $(( $(date +%s) - t0 )) s"
 	done
 fi
-"$PY" training/edar/eval_report.py --dir "$OUT" --out docs/edar-gym.md
+"$PY" training/edar/eval_report.py --dir "$OUT" --out "$PAGE"
