@@ -111,21 +111,11 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 			return
 		}
 		sn.ci = s.connInfoLocked(now) // kept in the sender: a local would escape through Decide
-		observed := sn.obsq.takeLocked()
-		s.mu.Unlock()
-		if observed {
-			s.obsDeliver()
-		}
-		d := s.sch.Decide(&sn.ci, sn.snap)
-		s.mu.Lock()
-		if s.closed {
+		d, r := s.askLocked(now, false)
+		if r == roundEnd {
 			return
 		}
-		if !s.snapValidLocked() {
-			s.snapshotLocked(now) // drop d: it may name a path that is gone
-			if len(sn.snap) == 0 {
-				return
-			}
+		if r == roundAgain {
 			continue
 		}
 		if d.Action == sched.Wait {
@@ -137,6 +127,47 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 	}
 	poke(s.wake) // more to do: continue after the timers ran
 	return
+}
+
+// What a round of askLocked left: a decision to carry out, a new snapshot
+// to decide on again, or nothing more to do.
+const (
+	roundDecide = iota
+	roundAgain
+	roundEnd
+)
+
+// askLocked asks the scheduler for a decision on s.snd.ci and the snapshot:
+// Decide, or Reinject if reinject is set. It delivers the queued
+// observations first and releases s.mu around both. It returns roundEnd if
+// the session closed meanwhile or no path is left, roundAgain if a path
+// left its slot (the decision may name it: dropped, and the snapshot taken
+// again), else the decision and roundDecide. s.mu and schedMu are held.
+func (s *Session) askLocked(now time.Time, reinject bool) (sched.Decision, int) {
+	sn := &s.snd
+	observed := sn.obsq.takeLocked()
+	s.mu.Unlock()
+	if observed {
+		s.obsDeliver()
+	}
+	var d sched.Decision
+	if reinject {
+		d = s.reinj.Reinject(&sn.ci, sn.snap)
+	} else {
+		d = s.sch.Decide(&sn.ci, sn.snap)
+	}
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		return d, roundEnd
+	case !s.snapValidLocked():
+		s.snapshotLocked(now)
+		if len(sn.snap) == 0 {
+			return d, roundEnd
+		}
+		return d, roundAgain
+	}
+	return d, roundDecide
 }
 
 // applyLocked carries out a decision and returns how many segments it queued.
@@ -295,21 +326,11 @@ func (s *Session) idleReinjectLocked(now time.Time) {
 		}
 		sn.ci = s.connInfoLocked(now)
 		s.oldestStreamLocked(&sn.ci)
-		observed := sn.obsq.takeLocked()
-		s.mu.Unlock()
-		if observed {
-			s.obsDeliver()
-		}
-		d := s.reinj.Reinject(&sn.ci, sn.snap)
-		s.mu.Lock()
-		if s.closed {
+		d, r := s.askLocked(now, true)
+		if r == roundEnd {
 			return
 		}
-		if !s.snapValidLocked() {
-			s.snapshotLocked(now)
-			if len(sn.snap) == 0 {
-				return
-			}
+		if r == roundAgain {
 			continue
 		}
 		if d.Action != sched.SendCopy || s.applyCopiesLocked(d, now) == 0 {
