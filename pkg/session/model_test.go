@@ -32,16 +32,7 @@ func TestStreamsModel(t *testing.T) {
 	if testing.Short() {
 		seeds = seeds[:1]
 	}
-	if env := os.Getenv("MPQ_MODEL_SEEDS"); env != "" {
-		seeds = nil
-		for _, f := range strings.Split(env, ",") {
-			v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				t.Fatalf("MPQ_MODEL_SEEDS: %v", err)
-			}
-			seeds = append(seeds, v)
-		}
-	}
+	seeds = seedsFromEnv(t, "MPQ_MODEL_SEEDS", seeds)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Cleanup(func() {
@@ -325,4 +316,24 @@ func checkModel(t *testing.T, m *modelRun) {
 	if resets == 0 || eofs == 0 || stops == 0 {
 		t.Errorf("the run exercised too little: %d EOFs, %d resets, %d stops", eofs, resets, stops)
 	}
+}
+
+// seedsFromEnv is the comma-separated seeds in the environment variable
+// name, if it is set (a test's failure says which to reproduce), else
+// seeds.
+func seedsFromEnv(t *testing.T, name string, seeds []uint64) []uint64 {
+	t.Helper()
+	env := os.Getenv(name)
+	if env == "" {
+		return seeds
+	}
+	var out []uint64
+	for _, f := range strings.Split(env, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, v)
+	}
+	return out
 }

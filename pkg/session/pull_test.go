@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -335,16 +333,7 @@ func TestPullModel(t *testing.T) {
 	if testing.Short() {
 		seeds = seeds[:2]
 	}
-	if env := os.Getenv("MPQ_PULL_SEEDS"); env != "" {
-		seeds = nil
-		for _, f := range strings.Split(env, ",") {
-			v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				t.Fatalf("MPQ_PULL_SEEDS: %v", err)
-			}
-			seeds = append(seeds, v)
-		}
-	}
+	seeds = seedsFromEnv(t, "MPQ_PULL_SEEDS", seeds)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Cleanup(func() {
