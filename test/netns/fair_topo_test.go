@@ -355,15 +355,7 @@ func (fe *fairEnv) kernelCounters(t *testing.T, ns string) map[string]uint64 {
 // queue between a and b and never reached the client (drops at the queue:
 // the paths past it are lossless); 0 if none entered.
 func fairLoss(a, b fairCounters, ps ...int) float64 {
-	var in, rx uint64
-	for _, p := range ps {
-		in += b.in[p-1] - a.in[p-1]
-		rx += b.rx[p-1] - a.rx[p-1]
-	}
-	if in == 0 || rx > in {
-		return 0
-	}
-	return float64(in-rx) / float64(in)
+	return dropFraction(a.in[:], a.rx[:], b.in[:], b.rx[:], ps)
 }
 
 // fairDataDir makes the matrix's download file in data.

@@ -217,10 +217,18 @@ func (se *sharedEnv) counters(t *testing.T) pktCounters {
 // (drops in the tbf queue; the paths past it are lossless); 0 if none
 // entered.
 func lossBetween(a, b pktCounters, ps ...int) float64 {
+	return dropFraction(a.in[:], a.rx[:], b.in[:], b.rx[:], ps)
+}
+
+// dropFraction is the fraction of the packets counted in (1-based paths ps)
+// between the snapshots (aIn, aRx) and (bIn, bRx) that were not counted
+// in rx; 0 if none entered or the counters are inconsistent. The shared
+// and the fairness topologies both count this way.
+func dropFraction(aIn, aRx, bIn, bRx []uint64, ps []int) float64 {
 	var in, rx uint64
 	for _, p := range ps {
-		in += b.in[p-1] - a.in[p-1]
-		rx += b.rx[p-1] - a.rx[p-1]
+		in += bIn[p-1] - aIn[p-1]
+		rx += bRx[p-1] - aRx[p-1]
 	}
 	if in == 0 || rx > in {
 		return 0
