@@ -145,7 +145,7 @@ func (p *path) info(mss uint64, now time.Time) sched.PathInfo {
 		PTOCount:             v.ptoCount,
 		SegmentsInFlight:     p.segsInFlight,
 		Backup:               p.backup || p.peerBackup,
-		PotentiallyFailed:    p.failed,
+		PotentiallyFailed:    p.failed || p.probe.rejoining, // a rejoining path is being replaced (probe.go)
 	}
 }
 
