@@ -53,8 +53,9 @@ type sender struct {
 	schedMu sessionMutex
 	ci      sched.ConnInfo // the connection's view for the scheduler's current decision
 	snap    []sched.PathInfo
-	slots   []int    // slot of each snap entry
-	obsq    obsQueue // observations waiting for the scheduler (obsqueue.go)
+	slots   []int      // slot of each snap entry
+	prime   primeBound // the pull rule's bound at the snapshot (pull.go), under Session.mu
+	obsq    obsQueue   // observations waiting for the scheduler (obsqueue.go)
 
 	slab []segment // segments not yet handed out (see newSegment)
 
