@@ -117,7 +117,9 @@ func (r *rateEstimator) acked(now time.Time, n uint64, minInterval time.Duration
 // that asked for data (pulled: quic-go was packing with room to spare) at
 // most the congestion window less one segment, since quic-go asks only
 // when it has room for a packet, if prime covers it (the session's paths
-// that carry data and refill their windows soonest, primeBound) or its
+// that carry data and refill their windows soonest, or whose segment beyond
+// the window would wait no longer than the fastest path's one-way delay:
+// primeBound) or its
 // estimate is stale (quietLocked); for the others the scheduler is asked
 // again when their window may have room (primeRetryLocked).
 func (p *path) info(mss uint64, now time.Time, prime primeBound) sched.PathInfo {

@@ -112,3 +112,37 @@ func TestPullRuleSparesSlowPath(t *testing.T) {
 		t.Errorf("B had segments waiting in its writer in %.2f of its snapshots (mean of %d seeds), want ≤ 0.5: B is handed segments beyond its window", mean, seeds)
 	}
 }
+
+// TestPrimeBoundFloor: the pull rule's bound is never below the fastest
+// path's one-way delay per segment (primeBound). rtt10x-256k's 100 ms path,
+// with the srtt and window the scheduler saw (120 ms, 203,520 bytes: a
+// segment beyond its window waits 0.7 ms), is covered next to its 10 ms
+// path (17 ms with its queue, 72,960 bytes), though that refills sooner;
+// a path in a handoff's lossy phase (300 ms, a 5 KB window: 70 ms) is not,
+// next to a 50 ms path with a 60 KB window.
+func TestPrimeBoundFloor(t *testing.T) {
+	const mss = 1200
+	type link struct {
+		srtt time.Duration
+		cwnd uint64
+	}
+	for _, c := range []struct {
+		name       string
+		fast, slow link
+		want       bool
+	}{
+		{"rtt10x-256k", link{17 * time.Millisecond, 72_960}, link{120 * time.Millisecond, 203_520}, true},
+		{"handoff's lossy phase", link{50 * time.Millisecond, 60_000}, link{300 * time.Millisecond, 5_120}, false},
+	} {
+		b := min(refill(c.fast.srtt, c.fast.cwnd), refill(c.slow.srtt, c.slow.cwnd)).floored(c.fast.srtt, mss)
+		if !b.covers(c.fast.srtt, c.fast.cwnd) {
+			t.Errorf("%s: the faster path is not covered", c.name)
+		}
+		if got := b.covers(c.slow.srtt, c.slow.cwnd); got != c.want {
+			t.Errorf("%s: the slower path covered: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if primeAll.floored(time.Second, mss) != primeAll {
+		t.Error("the floor narrowed primeAll")
+	}
+}

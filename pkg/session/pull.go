@@ -228,6 +228,20 @@ func (s *Session) decideOnPull(p *path) {
 // of 24 on prs-rtt-ratio-4): the path that refills soonest keeps asking
 // (a decision at each of its pulls), and each decision reads every other
 // path's estimate afresh, so the others take data when it shows room.
+//
+// The bound is never below the fastest path's one-way delay (half the
+// shortest smoothed RTT) per segment: a path whose segment beyond its
+// window would wait no longer than that (srtt·mss/cwnd ≤ srtt_min/2) is
+// covered too. Such a wait is below the time any path needs to deliver
+// the segment. Without this floor rtt10x-256k's 100 ms path (srtt 107-134
+// ms, a window of 100-170 segments: a wait of 0.7-1.0 ms, against the 10
+// ms path's one-way delay of 7-16 ms with its queue) was left out, as the
+// 10 ms path refills sooner (0.26-0.54 ms a segment): minRTT lost 19.6 →
+// 18.7 Mbit/s, ECF 20.8 → 18.8 and prs-rtt-ratio-4's minRTT 24.3 → 22.2
+// (5 and 3 seeds, runs alternated). A path in a handoff's lossy phase
+// (300 ms, a 5 KB window: a 70 ms wait, against the other path's 25 ms)
+// stays out (TestPrimeBoundFloor). The floor is a physical scale, not a
+// fitted constant: it is the only one tried.
 type primeBound float64
 
 // primeAll covers every path.
@@ -235,11 +249,13 @@ const primeAll = primeBound(math.MaxFloat64)
 
 // primeBoundLocked is the shortest refill interval among s's paths without
 // a tracer that are neither potentially failed (nor being joined again,
-// probe.go) nor backups, carry data
-// (segments unacknowledged or waiting for quic-go) and have an RTT sample
-// and a window (primeAll if none has); Session.mu is held.
+// probe.go) nor backups, carry data (segments unacknowledged or waiting for
+// quic-go) and have an RTT sample and a window, or half the shortest
+// smoothed RTT among them over the segment size if longer (primeAll if
+// no path qualifies); Session.mu is held.
 func (s *Session) primeBoundLocked() primeBound {
 	b := primeAll
+	var minRTT time.Duration
 	for _, p := range s.slots {
 		if p == nil || p.tr != nil || p.failed || p.probe.rejoining || p.backup || p.peerBackup || p.segsInFlight == 0 && p.queued() == 0 {
 			continue // a path that carries nothing asks for nothing either
@@ -247,9 +263,22 @@ func (s *Session) primeBoundLocked() primeBound {
 		cwnd, srtt := p.cwndLocked()
 		if srtt > 0 && cwnd > 0 {
 			b = min(b, refill(srtt, cwnd))
+			if minRTT == 0 || srtt < minRTT {
+				minRTT = srtt
+			}
 		}
 	}
-	return b
+	return b.floored(minRTT, s.snd.segSize)
+}
+
+// floored is b, or if longer the refill interval at which a segment of mss
+// bytes beyond a window waits half of minRTT, the shortest smoothed RTT
+// (primeBound's floor); primeAll stays primeAll.
+func (b primeBound) floored(minRTT time.Duration, mss uint64) primeBound {
+	if b == primeAll {
+		return b
+	}
+	return max(b, refill(minRTT/2, mss))
 }
 
 // covers reports whether a path of smoothed RTT srtt and congestion window

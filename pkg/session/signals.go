@@ -49,9 +49,10 @@ import (
 //     path that asked has room for a segment in the scheduler's view
 //     (path.info), as quic-go sends a full packet whenever its bytes in
 //     flight are below its window, unless another path refills its window
-//     sooner (primeBound, pull.go: a segment beyond a slow path's window
-//     waits there); with a tracer a path needs a full segment of room by
-//     the tracer's count (docs/performance.md shows what that changes).
+//     sooner and a segment beyond this one's would wait there longer than
+//     the fastest path's one-way delay (primeBound, pull.go); with a tracer
+//     a path needs a full segment of room by the tracer's count
+//     (docs/performance.md shows what that changes).
 
 // tracerNeeded reports whether the session's path connections carry a
 // tracer, and why (for the log).
