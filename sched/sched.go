@@ -51,7 +51,7 @@ type PathInfo struct {
 	SegmentsInFlight uint64 // connection-level segments sent on this path and not yet acknowledged
 
 	Backup            bool // path is a backup: carry data only when no regular path is live (OnlyBackups; a regular path whose window is full still counts)
-	PotentiallyFailed bool // path made no progress for several RTOs; the transport is reinjecting its data
+	PotentiallyFailed bool // path made no progress for several RTOs (the transport is reinjecting its data), or is being replaced by a fresh connection after an outage
 }
 
 // Space is the congestion-window room of the path in bytes:

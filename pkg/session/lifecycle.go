@@ -217,6 +217,20 @@ func (s *Session) dataFramedLocked() {
 	s.life.dataEnd = s.snd.pendOff + uint64(s.snd.pend.Len())
 }
 
+// writtenAckedLocked reports whether the peer acknowledged everything the
+// application wrote: no stream data or stream end waits to be framed, and
+// no connection byte up to the end of the last data framed (dataEnd) is
+// unacknowledged (unackedBytesLocked). Close waits for this, not for the
+// control records framed after the last data (window updates, MAX_STREAMS,
+// STOP_SENDING, path status, resets): they matter only while the session
+// lives, and quic-go's own Close does not wait for its MAX_STREAM_DATA
+// frames either. Waiting for them made Close wait out a path's failure for
+// a window update sent just before its link went dark
+// (TestCloseDoesNotWaitForWindowUpdates, TestCloseCancelsRejoin).
+func (s *Session) writtenAckedLocked() bool {
+	return s.streams.finsPending == 0 && s.unackedBytesLocked(0) == 0
+}
+
 // unackedBytesLocked counts the bytes the application wrote that the peer
 // has not acknowledged: those still in stream buffers, plus the connection
 // bytes (stream data with its framing, and the control records among it)

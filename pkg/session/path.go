@@ -114,15 +114,20 @@ func (r *rateEstimator) acked(now time.Time, n uint64, minInterval time.Duration
 // BytesQueued is what the path was handed and quic-go has not yet taken
 // (segment frames, pull.go). BytesInFlight is quic-go's with a tracer;
 // without one it is the session's estimate (signals.go), and for a path
-// that asked for data (pulled: quic-go was packing with room to spare)
-// at most the congestion window less one segment, since quic-go asks only
-// when it has room for a packet.
-func (p *path) info(mss uint64, now time.Time) sched.PathInfo {
+// that asked for data (pulled: quic-go was packing with room to spare) at
+// most the congestion window less one segment, since quic-go asks only
+// when it has room for a packet, if prime covers it (the session's paths
+// that carry data and refill their windows soonest, or whose segment beyond
+// the window would wait no longer than the fastest path's one-way delay:
+// primeBound) or its
+// estimate is stale (quietLocked); for the others the scheduler is asked
+// again when their window may have room (primeRetryLocked).
+func (p *path) info(mss uint64, now time.Time, prime primeBound) sched.PathInfo {
 	v := p.viewLocked(now)
 	if tap := viewTap; tap != nil {
 		tap(p, now, v)
 	}
-	if p.tr == nil && p.pw.pulled.Load() && v.cwnd > mss {
+	if p.tr == nil && p.pw.pulled.Load() && v.cwnd > mss && (prime.covers(v.srtt, v.cwnd) || p.quietLocked(now, v)) {
 		v.inflight = min(v.inflight, v.cwnd-mss)
 	}
 	return sched.PathInfo{
@@ -145,7 +150,7 @@ func (p *path) info(mss uint64, now time.Time) sched.PathInfo {
 		PTOCount:             v.ptoCount,
 		SegmentsInFlight:     p.segsInFlight,
 		Backup:               p.backup || p.peerBackup,
-		PotentiallyFailed:    p.failed,
+		PotentiallyFailed:    p.failed || p.probe.rejoining, // a rejoining path is being replaced (probe.go)
 	}
 }
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
+	"github.com/mpqsched/mpqsched/sched"
 )
 
 // Paths that pull: the path writer on quic-go's write limiter.
@@ -201,4 +203,132 @@ func (s *Session) decideOnPull(p *path) {
 	if !retry.IsZero() {
 		poke(s.wake)
 	}
+}
+
+// primeBound selects the paths that the pull rule (path.info) lets take a
+// segment beyond their estimated window: those whose refill interval, the
+// smoothed RTT over the congestion window (s per byte: the time quic-go's
+// window takes to free a byte when it is full, its ACK clock), is no longer
+// than the bound; a path without an RTT sample or window yet is always
+// covered.
+//
+// Why not every path: a pull says quic-go had room for the packet it was
+// building, which then carries the tail of the writer's batch; whether it
+// has room for one more depends on its next acknowledgement. A segment a
+// path takes beyond its window waits for that, about srtt·mss/cwnd: a
+// millisecond on a 50 ms path with a 50 KB window, 70 ms on a path in a
+// handoff's lossy phase (300 ms RTT, a 5 KB window), more with its 30%
+// loss, and it holds the receive window's left edge while the faster path
+// could have sent it within a millisecond (video-handoff, minRTT, 10
+// seeds: 2.5 s of rebuffering against 0.2 s before the pull writer; with
+// the tracer's exact bytes in flight and the rule on every path 1.4 s,
+// without the rule 0.15 s; TestPullRuleSparesSlowPath). The rule
+// is there to keep a path asking (with no per-ACK wake-up, a path whose
+// estimate showed no room stayed idle until the next Ack: 8 Mbit/s instead
+// of 24 on prs-rtt-ratio-4): the path that refills soonest keeps asking
+// (a decision at each of its pulls), and each decision reads every other
+// path's estimate afresh, so the others take data when it shows room.
+//
+// The bound is never below the fastest path's one-way delay (half the
+// shortest smoothed RTT) per segment: a path whose segment beyond its
+// window would wait no longer than that (srtt·mss/cwnd ≤ srtt_min/2) is
+// covered too. Such a wait is below the time any path needs to deliver
+// the segment. Without this floor rtt10x-256k's 100 ms path (srtt 107-134
+// ms, a window of 100-170 segments: a wait of 0.7-1.0 ms, against the 10
+// ms path's one-way delay of 7-16 ms with its queue) was left out, as the
+// 10 ms path refills sooner (0.26-0.54 ms a segment): minRTT lost 19.6 →
+// 18.7 Mbit/s, ECF 20.8 → 18.8 and prs-rtt-ratio-4's minRTT 24.3 → 22.2
+// (5 and 3 seeds, runs alternated). A path in a handoff's lossy phase
+// (300 ms, a 5 KB window: a 70 ms wait, against the other path's 25 ms)
+// stays out (TestPrimeBoundFloor). The floor is a physical scale, not a
+// fitted constant: it is the only one tried.
+type primeBound float64
+
+// primeAll covers every path.
+const primeAll = primeBound(math.MaxFloat64)
+
+// primeBoundLocked is the shortest refill interval among s's paths without
+// a tracer that are neither potentially failed (nor being joined again,
+// probe.go) nor backups, carry data (segments unacknowledged or waiting for
+// quic-go) and have an RTT sample and a window, or half the shortest
+// smoothed RTT among them over the segment size if longer (primeAll if
+// no path qualifies); Session.mu is held.
+func (s *Session) primeBoundLocked() primeBound {
+	b := primeAll
+	var minRTT time.Duration
+	for _, p := range s.slots {
+		if p == nil || p.tr != nil || p.failed || p.probe.rejoining || p.backup || p.peerBackup || p.segsInFlight == 0 && p.queued() == 0 {
+			continue // a path that carries nothing asks for nothing either
+		}
+		cwnd, srtt := p.cwndLocked()
+		if srtt > 0 && cwnd > 0 {
+			b = min(b, refill(srtt, cwnd))
+			if minRTT == 0 || srtt < minRTT {
+				minRTT = srtt
+			}
+		}
+	}
+	return b.floored(minRTT, s.snd.segSize)
+}
+
+// floored is b, or if longer the refill interval at which a segment of mss
+// bytes beyond a window waits half of minRTT, the shortest smoothed RTT
+// (primeBound's floor); primeAll stays primeAll.
+func (b primeBound) floored(minRTT time.Duration, mss uint64) primeBound {
+	if b == primeAll {
+		return b
+	}
+	return max(b, refill(minRTT/2, mss))
+}
+
+// covers reports whether a path of smoothed RTT srtt and congestion window
+// cwnd (bytes) refills no slower than b.
+func (b primeBound) covers(srtt time.Duration, cwnd uint64) bool {
+	return srtt == 0 || cwnd == 0 || refill(srtt, cwnd) <= b
+}
+
+// refill is the refill interval of a path, s per byte.
+func refill(srtt time.Duration, cwnd uint64) primeBound {
+	return primeBound(srtt.Seconds() / float64(cwnd))
+}
+
+// primeRetryLocked is when to ask the scheduler again after it waited at
+// now with snapshot snap (of the paths in slots), if a path the pull rule
+// did not cover (prime) showed no room and no path has data waiting for
+// quic-go (whose pull is a decision anyway): one refill interval of a
+// segment (srtt·mss/cwnd) after now for the soonest such path, or when its
+// estimate goes stale (quietLocked) if later; zero if none.
+// Without a tracer nothing else need wake the scheduler when that path's
+// window frees: its next pull comes only once it has data, and the other
+// paths may be idle (PRS waits when only a lossier path has room; without
+// this its transfer in TestEverySchedulerLossy20MB stopped halfway until
+// the run's deadline in 2 of 3 runs). Session.mu is held.
+func (s *Session) primeRetryLocked(now time.Time, prime primeBound, snap []sched.PathInfo, slots []int) (at time.Time) {
+	for i := range snap {
+		if snap[i].BytesQueued > 0 {
+			return time.Time{} // that path pulls when quic-go takes its data
+		}
+	}
+	for i := range snap {
+		p := s.slots[slots[i]]
+		pi := &snap[i]
+		if p == nil || p.tr != nil || pi.PotentiallyFailed || pi.SendingAllowed() || !p.pw.pulled.Load() ||
+			pi.SmoothedRTT == 0 || pi.CongestionWindow == 0 || prime.covers(pi.SmoothedRTT, pi.CongestionWindow) {
+			continue
+		}
+		wait := time.Duration(float64(pi.SmoothedRTT) * float64(pi.MSS) / float64(pi.CongestionWindow))
+		if p.segsInFlight == 0 {
+			wait = max(wait, p.sv.lastRecv.Add(pi.SmoothedRTT).Sub(now)) // when quietLocked holds
+		}
+		at = sooner(at, now.Add(max(wait, time.Millisecond)))
+	}
+	return at
+}
+
+// quietLocked reports whether the peer acknowledged every segment p carried
+// and p heard nothing from it for an RTT (view v at now): its estimate of
+// bytes in flight, which keeps what p took in the RTT before it last heard
+// from the peer, is stale. Session.mu is held.
+func (p *path) quietLocked(now time.Time, v linkView) bool {
+	return p.segsInFlight == 0 && !v.lastRecv.IsZero() && now.Sub(v.lastRecv) > v.srtt
 }

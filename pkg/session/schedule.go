@@ -12,11 +12,12 @@ import (
 func (s *Session) snapshotLocked(now time.Time) {
 	sn := &s.snd
 	sn.snap, sn.slots = sn.snap[:0], sn.slots[:0]
+	sn.prime = s.primeBoundLocked()
 	for i, p := range s.slots {
 		if p == nil {
 			continue
 		}
-		sn.snap = append(sn.snap, p.info(sn.segSize, now))
+		sn.snap = append(sn.snap, p.info(sn.segSize, now, sn.prime))
 		sn.slots = append(sn.slots, i)
 	}
 }
@@ -118,7 +119,7 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 			continue
 		}
 		if d.Action == sched.Wait {
-			return d.RetryAt
+			return sooner(d.RetryAt, s.primeRetryLocked(now, sn.prime, sn.snap, sn.slots))
 		}
 		if s.applyLocked(d, now) == 0 {
 			return

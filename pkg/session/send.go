@@ -53,8 +53,9 @@ type sender struct {
 	schedMu sessionMutex
 	ci      sched.ConnInfo // the connection's view for the scheduler's current decision
 	snap    []sched.PathInfo
-	slots   []int    // slot of each snap entry
-	obsq    obsQueue // observations waiting for the scheduler (obsqueue.go)
+	slots   []int      // slot of each snap entry
+	prime   primeBound // the pull rule's bound at the snapshot (pull.go), under Session.mu
+	obsq    obsQueue   // observations waiting for the scheduler (obsqueue.go)
 
 	slab []segment // segments not yet handed out (see newSegment)
 
@@ -226,6 +227,13 @@ func (s *Session) sendLoop() {
 			s.snd.schedMu.Unlock()
 			return
 		}
+		// Probing before scheduling: a path whose first packet after a long
+		// outage arrived in this pass (checkPathsLocked found it live again)
+		// is marked rejoining before the scheduler sees it, and is then
+		// given nothing (path.info; TestRejoiningPathTakesNoSegments).
+		var pingNext time.Time
+		pings, rejoins, pingNext = s.probeLocked(now, pings[:0], rejoins[:0])
+		d.add(timerProbe, pingNext)
 		s.setRoomWakes(true)                        // before the scheduler reads the windows
 		d.add(timerSchedule, s.scheduleLocked(now)) // releases s.mu while the scheduler decides
 		if s.closed {
@@ -235,9 +243,6 @@ func (s *Session) sendLoop() {
 		}
 		probe, probeNext := s.ackProbeLocked(now)
 		d.add(timerAckProbe, probeNext)
-		var pingNext time.Time
-		pings, rejoins, pingNext = s.probeLocked(now, pings[:0], rejoins[:0])
-		d.add(timerProbe, pingNext)
 		if s.drainedLocked() {
 			s.setRoomWakes(false)
 		}

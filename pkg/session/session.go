@@ -545,7 +545,7 @@ func (s *Session) Close() error {
 	mark := func() uint64 { return s.snd.ackedBytes + s.snd.pendOff }
 	last, lastT := mark(), s.now()
 	timedOut := false
-	for !s.closed && !s.drainedLocked() {
+	for !s.closed && !s.writtenAckedLocked() {
 		now := s.now()
 		if m := mark(); m != last {
 			last, lastT = m, now
@@ -568,7 +568,7 @@ func (s *Session) Close() error {
 	switch {
 	case timedOut:
 		err = fmt.Errorf("%w (%d bytes never acknowledged)", errCloseTimedOut, s.unackedBytesLocked(0))
-	case s.closed && s.closeErr != nil && !s.drainedLocked():
+	case s.closed && s.closeErr != nil && !s.writtenAckedLocked():
 		err = s.closeErr
 	}
 	ack, paths := s.finalAckLocked()

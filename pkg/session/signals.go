@@ -48,9 +48,11 @@ import (
 //     room for it (pull.go), and the session's Acks wake the send loop. A
 //     path that asked has room for a segment in the scheduler's view
 //     (path.info), as quic-go sends a full packet whenever its bytes in
-//     flight are below its window; with a tracer a path needs a full
-//     segment of room by the tracer's count (docs/performance.md shows
-//     what that changes).
+//     flight are below its window, unless another path refills its window
+//     sooner and a segment beyond this one's would wait there longer than
+//     the fastest path's one-way delay (primeBound, pull.go); with a tracer
+//     a path needs a full segment of room by the tracer's count
+//     (docs/performance.md shows what that changes).
 
 // tracerNeeded reports whether the session's path connections carry a
 // tracer, and why (for the log).

@@ -134,8 +134,9 @@ func (s *Session) Stats() Stats {
 		ReorderBytes:      r.reorder.held,
 		MaxReorderBytes:   max(s.stats.maxReorder, r.sampleMaxRB),
 	}
+	prime := s.primeBoundLocked()
 	for _, p := range s.allPaths {
-		pi := p.info(s.snd.segSize, now)
+		pi := p.info(s.snd.segSize, now, prime)
 		st.PacketsLost += pi.PacketsLost
 		st.Paths = append(st.Paths, PathStats{
 			ID:                p.id,

@@ -1,0 +1,93 @@
+package session
+
+import (
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/emu"
+)
+
+// A path that is being joined again after an outage takes no segments
+// (probe.go: the fresh connection replaces it, "its unacknowledged data
+// already reinjected on the other paths"): its quic-go connection still
+// waits out the probe timer it backed off through the outage (failure.go,
+// graceUntil), so a segment handed to it waits there until the new
+// connection replaces it or, if the link goes dark again, until the path
+// fails anew. TestCloseCancelsRejoin found one: a window update
+// (RecMaxData, 6 bytes) that the client's scheduler put on path 0 in the
+// pass that saw its first packet after the outage, before the same pass
+// marked it rejoining; the link went down again and Close waited
+// 0.49-1.6 s for its acknowledgement.
+//
+// Here the client uploads over two paths; path 0 is down for 2 s, comes
+// back, and goes dark again as the client starts joining it again. What
+// the server reads must not stand still for longer than path 1 needs.
+func TestRejoiningPathTakesNoSegments(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := emu.LinkConfig{RateBps: 20e6, Delay: 5 * time.Millisecond}
+		b := emu.LinkConfig{RateBps: 10e6, Delay: 15 * time.Millisecond}
+		tb := newTestbedOn(t, 1, nil, true, emu.PathSpec{Up: a, Down: a}, emu.PathSpec{Up: b, Down: b})
+		defer tb.close()
+		st, _ := tb.cli.OpenStream()
+		go func() {
+			buf := make([]byte, 64<<10)
+			for {
+				if _, err := st.Write(buf); err != nil {
+					return
+				}
+			}
+		}()
+		peer := accept(t, tb.srv, time.Second)
+		var read atomic.Int64
+		go func() {
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := peer.Read(buf)
+				read.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+		}()
+		time.Sleep(500 * time.Millisecond)
+		tb.topo.Links[0].SetDown(true)
+		time.Sleep(2 * time.Second)
+		tb.topo.Links[0].SetDown(false)
+		deadline := time.Now().Add(5 * time.Second)
+		for !rejoining(tb.cli) {
+			if time.Now().After(deadline) {
+				t.Fatal("the client did not start joining path 0 again within 5 s of its return")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		tb.topo.Links[0].SetDown(true)
+		queued := func() uint64 {
+			tb.cli.mu.Lock()
+			defer tb.cli.mu.Unlock()
+			for _, p := range tb.cli.slots {
+				if p != nil && p.probe.rejoining {
+					return p.queued()
+				}
+			}
+			return 0
+		}
+		t.Logf("path 0 holds %d bytes of segments quic-go has not taken as the client starts joining it again", queued())
+		last, lastMove := read.Load(), time.Now()
+		var stall time.Duration
+		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
+			time.Sleep(5 * time.Millisecond)
+			if n := read.Load(); n != last {
+				last, lastMove = n, time.Now()
+			}
+			stall = max(stall, time.Since(lastMove))
+		}
+		t.Logf("the server's reads stood still for at most %v in the 2 s after path 0 went dark again", stall)
+		// Path 1 delivers within its RTT (30 ms) and a flight's
+		// serialisation; 200 ms leaves room for quic-go's pacing and ACKs.
+		if stall > 200*time.Millisecond {
+			t.Errorf("the server's reads stood still for %v after path 0 went dark during its rejoin, want ≤ 200 ms: data waits on a path being replaced", stall)
+		}
+	})
+}
