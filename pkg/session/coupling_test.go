@@ -51,7 +51,7 @@ func TestCouplingLossEpochs(t *testing.T) {
 	if !math.IsInf(b.window.bytes, 1) {
 		t.Errorf("path 1 lost nothing but its window is %v", b.window.bytes)
 	}
-	if pi := a.info(1200, time.Now(), primeAll); pi.CongestionWindow != 49_000 {
+	if pi := a.info(1200, time.Now(), allPaths); pi.CongestionWindow != 49_000 {
 		t.Errorf("the scheduler sees %d bytes, want 49000", pi.CongestionWindow)
 	}
 	// Acknowledgements grow it by LIA's increase and never past quic-go's.

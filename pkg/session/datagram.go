@@ -151,11 +151,11 @@ func (s *Session) SendDatagram(b []byte) error {
 	}
 	var paths [sched.MaxPaths]*path // of each snap entry
 	d.snap, d.slots = d.snap[:0], d.slots[:0]
-	prime := s.primeBoundLocked()
+	rules := s.snapRulesLocked()
 	for i, p := range s.slots {
 		if p != nil {
 			paths[len(d.snap)] = p
-			d.snap = append(d.snap, p.info(s.snd.segSize, now, prime))
+			d.snap = append(d.snap, p.info(s.snd.segSize, now, rules))
 			d.slots = append(d.slots, i)
 		}
 	}

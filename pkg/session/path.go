@@ -121,8 +121,10 @@ func (r *rateEstimator) acked(now time.Time, n uint64, minInterval time.Duration
 // the window would wait no longer than the fastest path's one-way delay:
 // primeBound) or its
 // estimate is stale (quietLocked); for the others the scheduler is asked
-// again when their window may have room (primeRetryLocked).
-func (p *path) info(mss uint64, now time.Time, prime primeBound) sched.PathInfo {
+// again when their window may have room (primeRetryLocked). A path being
+// joined again shows as potentially failed if r says so (snapRules).
+func (p *path) info(mss uint64, now time.Time, r snapRules) sched.PathInfo {
+	prime := r.prime
 	v := p.viewLocked(now)
 	if tap := viewTap; tap != nil {
 		tap(p, now, v)
@@ -150,8 +152,38 @@ func (p *path) info(mss uint64, now time.Time, prime primeBound) sched.PathInfo 
 		PTOCount:             v.ptoCount,
 		SegmentsInFlight:     p.segsInFlight,
 		Backup:               p.backup || p.peerBackup,
-		PotentiallyFailed:    p.failed || p.probe.rejoining, // a rejoining path is being replaced (probe.go)
+		PotentiallyFailed:    p.failed || p.probe.rejoining && r.holdRejoining, // being replaced (probe.go)
 	}
+}
+
+// snapRules is what path.info needs of the session as a whole, computed
+// once per snapshot under Session.mu (Session.snapRulesLocked).
+type snapRules struct {
+	prime primeBound // the pull rule's bound (pull.go)
+	// holdRejoining: a path being joined again after an outage is shown
+	// potentially failed, so it takes no new segments (probe.go). Only
+	// while another path is neither failed nor being joined again: the
+	// rejoin's dial may take up to Config.HandshakeTimeout, and holding
+	// back the only live path for that long stopped the session, its
+	// window updates too (TestSoleRejoiningPathStillCarries).
+	holdRejoining bool
+}
+
+// allPaths is the snapRules that leaves every path as it is: the pull rule
+// on every path that pulled, and a path being joined again not held back.
+var allPaths = snapRules{prime: primeAll}
+
+// snapRulesLocked computes the snapRules of s's paths now; Session.mu is
+// held.
+func (s *Session) snapRulesLocked() snapRules {
+	r := snapRules{prime: s.primeBoundLocked()}
+	for _, p := range s.slots {
+		if p != nil && !p.failed && !p.probe.rejoining {
+			r.holdRejoining = true
+			break
+		}
+	}
+	return r
 }
 
 // datagramLoop receives Ack and Report frames on one path.

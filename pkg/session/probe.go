@@ -22,9 +22,10 @@ import (
 // same socket: the new connection starts from quic-go's initial window (a
 // safe value, not the pre-outage one) with no backoff, and the old one is
 // closed, its unacknowledged data already reinjected on the other paths.
-// While it is being joined again the old path takes no new segments
-// (path.info shows it potentially failed): they would wait behind quic-go's
-// backed-off probe timer, or for a new failure if the link goes dark again.
+// While it is being joined again the old path takes no new segments if
+// another path is live (path.info shows it potentially failed): they would
+// wait behind quic-go's backed-off probe timer, or for a new failure if the
+// link goes dark again. The only live path keeps carrying (snapRules).
 //
 // With each ping, the client also tells the server on its best live path
 // that the path is silent (TypeSilent): the server, which sends, marks it

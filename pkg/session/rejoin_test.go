@@ -91,3 +91,47 @@ func TestRejoiningPathTakesNoSegments(t *testing.T) {
 		}
 	})
 }
+
+// A path being joined again is held back only while another path can carry
+// the data. The rejoin's dial may take up to Config.HandshakeTimeout (30 s
+// by default: a busy server, a handshake limit reached); if the path is the
+// session's only live one, holding it back stops everything, the window
+// updates too, and the peer's writes time out. CI run of b2f15d2: one of
+// TestLoadHostile's 200 downloads on 2 loopback paths was reset by the
+// server's 30 s write timeout after 655,280 bytes (H3_INTERNAL_ERROR).
+//
+// Here the session has one path, marked as being joined again (as
+// probeLocked does when its first packet after a long outage arrives) with
+// no dial under way that would end it: a 1 MiB upload must still arrive.
+func TestSoleRejoiningPathStillCarries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := emu.LinkConfig{RateBps: 20e6, Delay: 5 * time.Millisecond}
+		tb := newTestbedOn(t, 1, nil, false, emu.PathSpec{Up: a, Down: a})
+		defer tb.close()
+		st, _ := tb.cli.OpenStream()
+		st.Write([]byte("x"))
+		peer := accept(t, tb.srv, time.Second)
+		tb.cli.mu.Lock()
+		n := 0
+		for _, p := range tb.cli.slots {
+			if p != nil {
+				p.probe.rejoining = true
+				n++
+			}
+		}
+		tb.cli.mu.Unlock()
+		if n != 1 {
+			t.Fatalf("the client has %d paths, want 1", n)
+		}
+		go func() { st.Write(make([]byte, 1<<20)); st.Close() }()
+		start := time.Now()
+		got := readAll(t, peer, 10*time.Second)
+		if len(got) != 1+1<<20 {
+			t.Fatalf("the server read %d bytes in %v, want %d: the only path, being joined again, carried nothing", len(got), time.Since(start), 1+1<<20)
+		}
+		// 1 MiB at 20 Mbit/s is about 0.42 s; 2 s leaves room for slow start.
+		if el := time.Since(start); el > 2*time.Second {
+			t.Errorf("1 MiB took %v over the only path, want ≤ 2 s", el)
+		}
+	})
+}

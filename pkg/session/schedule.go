@@ -12,12 +12,13 @@ import (
 func (s *Session) snapshotLocked(now time.Time) {
 	sn := &s.snd
 	sn.snap, sn.slots = sn.snap[:0], sn.slots[:0]
-	sn.prime = s.primeBoundLocked()
+	rules := s.snapRulesLocked()
+	sn.prime = rules.prime
 	for i, p := range s.slots {
 		if p == nil {
 			continue
 		}
-		sn.snap = append(sn.snap, p.info(sn.segSize, now, sn.prime))
+		sn.snap = append(sn.snap, p.info(sn.segSize, now, rules))
 		sn.slots = append(sn.slots, i)
 	}
 }

@@ -230,7 +230,8 @@ func (s *Session) sendLoop() {
 		// Probing before scheduling: a path whose first packet after a long
 		// outage arrived in this pass (checkPathsLocked found it live again)
 		// is marked rejoining before the scheduler sees it, and is then
-		// given nothing (path.info; TestRejoiningPathTakesNoSegments).
+		// given nothing while another path is live (path.info, snapRules;
+		// TestRejoiningPathTakesNoSegments).
 		var pingNext time.Time
 		pings, rejoins, pingNext = s.probeLocked(now, pings[:0], rejoins[:0])
 		d.add(timerProbe, pingNext)

@@ -134,9 +134,9 @@ func (s *Session) Stats() Stats {
 		ReorderBytes:      r.reorder.held,
 		MaxReorderBytes:   max(s.stats.maxReorder, r.sampleMaxRB),
 	}
-	prime := s.primeBoundLocked()
+	rules := s.snapRulesLocked()
 	for _, p := range s.allPaths {
-		pi := p.info(s.snd.segSize, now, prime)
+		pi := p.info(s.snd.segSize, now, rules)
 		st.PacketsLost += pi.PacketsLost
 		st.Paths = append(st.Paths, PathStats{
 			ID:                p.id,

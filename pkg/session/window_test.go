@@ -74,7 +74,7 @@ func TestPenaliseCarrier(t *testing.T) {
 	if slow.window.bytes != 30_000 || !math.IsInf(fast.window.bytes, 1) {
 		t.Errorf("slow path window %v (want 30000), fast %v (want unlimited)", slow.window.bytes, fast.window.bytes)
 	}
-	if pi := slow.info(1200, time.Now(), primeAll); pi.CongestionWindow != 30_000 {
+	if pi := slow.info(1200, time.Now(), allPaths); pi.CongestionWindow != 30_000 {
 		t.Errorf("the scheduler sees a window of %d, want 30000", pi.CongestionWindow)
 	}
 	s.mu.Lock()
