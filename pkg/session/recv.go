@@ -214,6 +214,9 @@ func (s *Session) finalAckLocked() ([]byte, []*path) {
 
 // ackPathLocked picks the path for Acks and reports: the lowest-RTT live path
 // that received a packet recently, else the one that received most recently.
+// A path being joined again (probe.go) is not live here: an Ack on it would
+// wait behind quic-go's backed-off probe timer, or be lost if its link went
+// dark again (TestRejoiningPathTakesNoAcks).
 func (s *Session) ackPathLocked() *path {
 	now := s.now()
 	var best, recent *path
@@ -228,7 +231,7 @@ func (s *Session) ackPathLocked() *path {
 		if recent == nil || last.After(recentT) {
 			recent, recentT = p, last
 		}
-		if p.failed || now.Sub(last) > max(3*srtt, 200*time.Millisecond) {
+		if p.failed || p.probe.rejoining || now.Sub(last) > max(3*srtt, 200*time.Millisecond) {
 			continue
 		}
 		if best == nil || (srtt > 0 && (bestRTT == 0 || srtt < bestRTT)) {

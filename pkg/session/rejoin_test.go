@@ -1,12 +1,14 @@
 package session
 
 import (
+	"io"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/emu"
+	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
 // A path that is being joined again after an outage takes no segments
@@ -132,6 +134,60 @@ func TestSoleRejoiningPathStillCarries(t *testing.T) {
 		// 1 MiB at 20 Mbit/s is about 0.42 s; 2 s leaves room for slow start.
 		if el := time.Since(start); el > 2*time.Second {
 			t.Errorf("1 MiB took %v over the only path, want ≤ 2 s", el)
+		}
+	})
+}
+
+// Acks go on the lowest-RTT live path (ackPathLocked), and a path being
+// joined again is not live for them either while another path is: like a
+// segment, an Ack sent on it waits behind quic-go's backed-off probe timer,
+// or is lost if the link goes dark again, and the peer's sending waits for
+// it. The client downloads over two paths; path 0 (the lower RTT) is down
+// for 2 s, comes back, and goes dark again as the client starts joining it
+// again: from 20 ms after that the client must send its Acks on path 1.
+func TestRejoiningPathTakesNoAcks(t *testing.T) {
+	var client atomic.Pointer[Session]
+	var rejoinAt atomic.Int64 // unix ns when path 0 started rejoining (0: not yet)
+	var onRejoining atomic.Int32
+	sendTap = func(s *Session, p *path, kind sendKind, b []byte) {
+		at := rejoinAt.Load()
+		if s != client.Load() || kind != sentDatagram || len(b) == 0 || b[0] != wire.TypeAck || at == 0 {
+			return
+		}
+		if p.slot == 0 && time.Now().UnixNano() > at+int64(20*time.Millisecond) {
+			onRejoining.Add(1)
+		}
+	}
+	defer func() { sendTap = nil }()
+	synctest.Test(t, func(t *testing.T) {
+		a := emu.LinkConfig{RateBps: 20e6, Delay: 5 * time.Millisecond}
+		b := emu.LinkConfig{RateBps: 10e6, Delay: 15 * time.Millisecond}
+		tb := newTestbedOn(t, 1, nil, true, emu.PathSpec{Up: a, Down: a}, emu.PathSpec{Up: b, Down: b})
+		defer tb.close()
+		client.Store(tb.cli)
+		st, _ := tb.cli.OpenStream()
+		st.Write([]byte("GET"))
+		st.Close()
+		peer := accept(t, tb.srv, time.Second)
+		readAll(t, peer, time.Second)
+		go func() { peer.Write(make([]byte, 64<<20)); peer.Close() }()
+		go io.Copy(io.Discard, st)
+		time.Sleep(500 * time.Millisecond)
+		tb.topo.Links[0].SetDown(true)
+		time.Sleep(2 * time.Second)
+		tb.topo.Links[0].SetDown(false)
+		deadline := time.Now().Add(5 * time.Second)
+		for !rejoining(tb.cli) {
+			if time.Now().After(deadline) {
+				t.Fatal("the client did not start joining path 0 again within 5 s of its return")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		tb.topo.Links[0].SetDown(true)
+		rejoinAt.Store(time.Now().UnixNano())
+		time.Sleep(time.Second)
+		if n := onRejoining.Load(); n != 0 {
+			t.Errorf("the client sent %d Acks on path 0 in the second after it started joining it again, path 1 live, want 0", n)
 		}
 	})
 }
