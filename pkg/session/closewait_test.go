@@ -1,7 +1,6 @@
 package session
 
 import (
-	"io"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -49,13 +48,7 @@ func TestCloseDoesNotWaitForWindowUpdates(t *testing.T) {
 		link.Store(tb.topo.Links[0])
 		client.Store(tb.cli)
 		cli := tb.cli
-		st, _ := cli.OpenStream()
-		st.Write([]byte("GET"))
-		st.Close()
-		peer := accept(t, tb.srv, time.Second)
-		readAll(t, peer, time.Second)
-		go func() { peer.Write(make([]byte, 40<<20)); peer.Close() }()
-		go io.Copy(io.Discard, st)
+		startDownload(t, tb, 40<<20)
 		time.Sleep(200 * time.Millisecond)
 		armed.Store(true)
 		deadline := time.Now().Add(time.Second)

@@ -104,6 +104,38 @@ func rejoining(s *Session) bool {
 	return false
 }
 
+// startDownload has the client ask for size bytes ("GET" on a stream of
+// its own) and read them into io.Discard, the server answering from a
+// goroutine of its own.
+func startDownload(t *testing.T, tb *testbed, size int) {
+	t.Helper()
+	st, _ := tb.cli.OpenStream()
+	st.Write([]byte("GET"))
+	st.Close()
+	peer := accept(t, tb.srv, time.Second)
+	readAll(t, peer, time.Second)
+	go func() { peer.Write(make([]byte, size)); peer.Close() }()
+	go io.Copy(io.Discard, st)
+}
+
+// darkDuringRejoin takes path 0's link down for 2 s, brings it back, waits
+// (at most 5 s) until the client starts joining path 0 again, and takes the
+// link down again at that moment: the rejoin dials into a black hole.
+func darkDuringRejoin(t *testing.T, tb *testbed) {
+	t.Helper()
+	tb.topo.Links[0].SetDown(true)
+	time.Sleep(2 * time.Second)
+	tb.topo.Links[0].SetDown(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for !rejoining(tb.cli) {
+		if time.Now().After(deadline) {
+			t.Fatal("the client did not start joining path 0 again within 5 s of its return")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	tb.topo.Links[0].SetDown(true)
+}
+
 // Issue 19, finding 6: "Close can hang. rejoinPath dials with
 // context.Background(), so Close can wait up to 10 s for a rejoin." Path 0
 // comes back after a 2 s outage, the client starts joining it again, and
@@ -116,25 +148,9 @@ func TestCloseCancelsRejoin(t *testing.T) {
 		b := emu.LinkConfig{RateBps: 10e6, Delay: 15 * time.Millisecond}
 		tb := newTestbedOn(t, 1, nil, true, emu.PathSpec{Up: a, Down: a}, emu.PathSpec{Up: b, Down: b})
 		defer tb.close()
-		st, _ := tb.cli.OpenStream()
-		st.Write([]byte("GET"))
-		st.Close()
-		peer := accept(t, tb.srv, time.Second)
-		readAll(t, peer, time.Second)
-		go func() { peer.Write(make([]byte, 40<<20)); peer.Close() }()
-		go io.Copy(io.Discard, st)
+		startDownload(t, tb, 40<<20)
 		time.Sleep(500 * time.Millisecond)
-		tb.topo.Links[0].SetDown(true)
-		time.Sleep(2 * time.Second)
-		tb.topo.Links[0].SetDown(false)
-		deadline := time.Now().Add(5 * time.Second)
-		for !rejoining(tb.cli) {
-			if time.Now().After(deadline) {
-				t.Fatal("the client did not start joining path 0 again within 5 s of its return")
-			}
-			time.Sleep(time.Millisecond)
-		}
-		tb.topo.Links[0].SetDown(true)
+		darkDuringRejoin(t, tb)
 		start := time.Now()
 		done := make(chan error, 1)
 		go func() { done <- tb.cli.Close() }()

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"io"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -54,17 +53,7 @@ func TestRejoiningPathTakesNoSegments(t *testing.T) {
 			}
 		}()
 		time.Sleep(500 * time.Millisecond)
-		tb.topo.Links[0].SetDown(true)
-		time.Sleep(2 * time.Second)
-		tb.topo.Links[0].SetDown(false)
-		deadline := time.Now().Add(5 * time.Second)
-		for !rejoining(tb.cli) {
-			if time.Now().After(deadline) {
-				t.Fatal("the client did not start joining path 0 again within 5 s of its return")
-			}
-			time.Sleep(time.Millisecond)
-		}
-		tb.topo.Links[0].SetDown(true)
+		darkDuringRejoin(t, tb)
 		queued := func() uint64 {
 			tb.cli.mu.Lock()
 			defer tb.cli.mu.Unlock()
@@ -165,25 +154,9 @@ func TestRejoiningPathTakesNoAcks(t *testing.T) {
 		tb := newTestbedOn(t, 1, nil, true, emu.PathSpec{Up: a, Down: a}, emu.PathSpec{Up: b, Down: b})
 		defer tb.close()
 		client.Store(tb.cli)
-		st, _ := tb.cli.OpenStream()
-		st.Write([]byte("GET"))
-		st.Close()
-		peer := accept(t, tb.srv, time.Second)
-		readAll(t, peer, time.Second)
-		go func() { peer.Write(make([]byte, 64<<20)); peer.Close() }()
-		go io.Copy(io.Discard, st)
+		startDownload(t, tb, 64<<20)
 		time.Sleep(500 * time.Millisecond)
-		tb.topo.Links[0].SetDown(true)
-		time.Sleep(2 * time.Second)
-		tb.topo.Links[0].SetDown(false)
-		deadline := time.Now().Add(5 * time.Second)
-		for !rejoining(tb.cli) {
-			if time.Now().After(deadline) {
-				t.Fatal("the client did not start joining path 0 again within 5 s of its return")
-			}
-			time.Sleep(time.Millisecond)
-		}
-		tb.topo.Links[0].SetDown(true)
+		darkDuringRejoin(t, tb)
 		rejoinAt.Store(time.Now().UnixNano())
 		time.Sleep(time.Second)
 		if n := onRejoining.Load(); n != 0 {
