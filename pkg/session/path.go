@@ -116,7 +116,7 @@ func (r *rateEstimator) acked(now time.Time, n uint64, minInterval time.Duration
 // without one it is the session's estimate (signals.go), and for a path
 // that asked for data (pulled: quic-go was packing with room to spare) at
 // most the congestion window less one segment, since quic-go asks only
-// when it has room for a packet, if prime covers it (the session's paths
+// when it has room for a packet, if r.prime covers it (the session's paths
 // that carry data and refill their windows soonest, or whose segment beyond
 // the window would wait no longer than the fastest path's one-way delay:
 // primeBound) or its
@@ -124,12 +124,11 @@ func (r *rateEstimator) acked(now time.Time, n uint64, minInterval time.Duration
 // again when their window may have room (primeRetryLocked). A path being
 // joined again shows as potentially failed if r says so (snapRules).
 func (p *path) info(mss uint64, now time.Time, r snapRules) sched.PathInfo {
-	prime := r.prime
 	v := p.viewLocked(now)
 	if tap := viewTap; tap != nil {
 		tap(p, now, v)
 	}
-	if p.tr == nil && p.pw.pulled.Load() && v.cwnd > mss && (prime.covers(v.srtt, v.cwnd) || p.quietLocked(now, v)) {
+	if p.tr == nil && p.pw.pulled.Load() && v.cwnd > mss && (r.prime.covers(v.srtt, v.cwnd) || p.quietLocked(now, v)) {
 		v.inflight = min(v.inflight, v.cwnd-mss)
 	}
 	return sched.PathInfo{
@@ -173,12 +172,18 @@ type snapRules struct {
 // on every path that pulled, and a path being joined again not held back.
 var allPaths = snapRules{prime: primeAll}
 
+// outLocked reports whether p is out of service: potentially failed, or
+// being replaced by a fresh connection after an outage (probe.go). Such a
+// path sets no pull-rule bound, carries no Acks, and does not count as the
+// live path that lets a rejoining one be held back. Session.mu is held.
+func (p *path) outLocked() bool { return p.failed || p.probe.rejoining }
+
 // snapRulesLocked computes the snapRules of s's paths now; Session.mu is
 // held.
 func (s *Session) snapRulesLocked() snapRules {
 	r := snapRules{prime: s.primeBoundLocked()}
 	for _, p := range s.slots {
-		if p != nil && !p.failed && !p.probe.rejoining {
+		if p != nil && !p.outLocked() {
 			r.holdRejoining = true
 			break
 		}

@@ -257,7 +257,7 @@ func (s *Session) primeBoundLocked() primeBound {
 	b := primeAll
 	var minRTT time.Duration
 	for _, p := range s.slots {
-		if p == nil || p.tr != nil || p.failed || p.probe.rejoining || p.backup || p.peerBackup || p.segsInFlight == 0 && p.queued() == 0 {
+		if p == nil || p.tr != nil || p.outLocked() || p.backup || p.peerBackup || p.segsInFlight == 0 && p.queued() == 0 {
 			continue // a path that carries nothing asks for nothing either
 		}
 		cwnd, srtt := p.cwndLocked()

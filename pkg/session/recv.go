@@ -231,7 +231,7 @@ func (s *Session) ackPathLocked() *path {
 		if recent == nil || last.After(recentT) {
 			recent, recentT = p, last
 		}
-		if p.failed || p.probe.rejoining || now.Sub(last) > max(3*srtt, 200*time.Millisecond) {
+		if p.outLocked() || now.Sub(last) > max(3*srtt, 200*time.Millisecond) {
 			continue
 		}
 		if best == nil || (srtt > 0 && (bestRTT == 0 || srtt < bestRTT)) {
