@@ -296,6 +296,9 @@ func (s *Session) attach(p *path) error {
 	p.lastProgress = s.now()
 	s.slots[slot] = p
 	s.npaths++
+	if s.npaths == 1 {
+		s.keepAddrs(p)
+	}
 	if len(s.allPaths) < 4*sched.MaxPaths {
 		s.allPaths = append(s.allPaths, p)
 	}
@@ -357,6 +360,7 @@ func (s *Session) removeLocked(p *path, now time.Time) {
 	s.snd.pathRemoved(p.slot)
 	s.slots[p.slot] = nil
 	s.npaths--
+	s.keepAddrs(p)
 	s.pathEventLocked(p, PathRemoved)
 	p.queue = nil
 	poke(p.notify)
