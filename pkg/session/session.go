@@ -361,11 +361,15 @@ const (
 
 // Errors a session reports.
 var (
-	ErrClosed        = errors.New("session: closed")
-	ErrJoinRejected  = errors.New("session: path join rejected")
-	ErrTooManyPaths  = errors.New("session: too many paths")
-	ErrNoPaths       = errors.New("session: every path is gone")
-	ErrProtocol      = errors.New("session: protocol violation by peer")
+	ErrClosed       = errors.New("session: closed")
+	ErrJoinRejected = errors.New("session: path join rejected")
+	ErrTooManyPaths = errors.New("session: too many paths")
+	ErrNoPaths      = errors.New("session: every path is gone")
+	ErrProtocol     = errors.New("session: protocol violation by peer")
+	// ErrFlowControl is the peer's data beyond a stream's flow-control
+	// limit (RFC 9000 §4.1's FLOW_CONTROL_ERROR): a protocol violation,
+	// errors.Is(err, ErrProtocol) holds, closed with its own code.
+	ErrFlowControl   = fmt.Errorf("%w: flow control", ErrProtocol)
 	ErrStreamLimit   = errors.New("session: too many open streams")
 	ErrStreamReset   = errors.New("session: stream reset by peer")
 	ErrNoSuchPath    = errors.New("session: no such path")
@@ -384,10 +388,11 @@ const (
 	codeJoinRejected quic.ApplicationErrorCode = 2
 	codePathRemoved  quic.ApplicationErrorCode = 3
 	codeInternal     quic.ApplicationErrorCode = 4
-	codeCloseTimeout quic.ApplicationErrorCode = 5 // a graceful Close gave up with data unacknowledged
-	codeAckTimeout   quic.ApplicationErrorCode = 6 // no acknowledgement progress for AckTimeout
-	codeIdleTimeout  quic.ApplicationErrorCode = 7 // idle for IdleTimeout
-	codeRefused      quic.ApplicationErrorCode = 8 // a server limit refused the session
+	codeCloseTimeout quic.ApplicationErrorCode = 5  // a graceful Close gave up with data unacknowledged
+	codeAckTimeout   quic.ApplicationErrorCode = 6  // no acknowledgement progress for AckTimeout
+	codeIdleTimeout  quic.ApplicationErrorCode = 7  // idle for IdleTimeout
+	codeRefused      quic.ApplicationErrorCode = 8  // a server limit refused the session
+	codeFlowControl  quic.ApplicationErrorCode = 10 // the peer sent past a flow-control limit (RFC 9000's FLOW_CONTROL_ERROR); 9 is codeApplication
 )
 
 // Session is one multipath connection.
@@ -520,6 +525,8 @@ func codeForErr(err error) quic.ApplicationErrorCode {
 	switch {
 	case err == nil:
 		return codeNoError
+	case errors.Is(err, ErrFlowControl):
+		return codeFlowControl
 	case errors.Is(err, ErrProtocol):
 		return codeProtocol
 	}
