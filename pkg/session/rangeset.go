@@ -84,3 +84,46 @@ func (s rangeset) gaps(start, end uint64, f func(lo, hi uint64) error) error {
 	}
 	return nil
 }
+
+// remove deletes [start, end) from the set.
+func (s *rangeset) remove(start, end uint64) {
+	if start >= end {
+		return
+	}
+	r := *s
+	i := sort.Search(len(r), func(i int) bool { return r[i].end > start })
+	if i == len(r) || r[i].start >= end {
+		return
+	}
+	if r[i].start < start && r[i].end > end { // split one span in two
+		r = append(r, span{})
+		copy(r[i+2:], r[i+1:])
+		r[i+1] = span{end, r[i].end}
+		r[i].end = start
+		*s = r
+		return
+	}
+	if r[i].start < start { // keep the head of span i
+		r[i].end = start
+		i++
+	}
+	j := i
+	for j < len(r) && r[j].end <= end {
+		j++
+	}
+	if j < len(r) && r[j].start < end { // keep the tail of span j
+		r[j].start = end
+	}
+	if j > i {
+		r = append(r[:i], r[j:]...)
+	}
+	*s = r
+}
+
+// first returns the set's lowest span; ok is false for an empty set.
+func (s rangeset) first() (sp span, ok bool) {
+	if len(s) == 0 {
+		return span{}, false
+	}
+	return s[0], true
+}

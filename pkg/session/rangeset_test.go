@@ -16,7 +16,14 @@ func TestRangesetModel(t *testing.T) {
 		model := map[uint64]bool{}
 		var base uint64
 		for step := 0; step < 400; step++ {
-			switch rng.IntN(5) {
+			switch rng.IntN(6) {
+			case 5:
+				lo := base + uint64(rng.IntN(200))
+				hi := lo + uint64(rng.IntN(30))
+				rs.remove(lo, hi)
+				for v := lo; v < hi; v++ {
+					delete(model, v)
+				}
 			case 0:
 				base += uint64(rng.IntN(8))
 				rs.removeBelow(base)
