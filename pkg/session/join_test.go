@@ -270,9 +270,9 @@ func TestMalformedPeerFrames(t *testing.T) {
 			_, err := out.Write(append(b, make([]byte, 10)...))
 			return err
 		}},
-		{"bad record in order", func(_ *quic.Conn, out *quic.SendStream) error {
+		{"bad frame in order", func(_ *quic.Conn, out *quic.SendStream) error {
 			b := wire.AppendSegmentHeader(nil, 0, 0, 3)
-			_, err := out.Write(append(b, 0x09, 0, 0))
+			_, err := out.Write(append(b, 0x3f, 0, 0)) // no frame has type 0x3f
 			return err
 		}},
 		{"ack for unsent data", func(conn *quic.Conn, _ *quic.SendStream) error {
