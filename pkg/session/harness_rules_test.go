@@ -169,10 +169,12 @@ func TestHarnessConnectionCreditNotReturnedEarly(t *testing.T) {
 // Issue 19: "idle costs nothing". RFC 9002 Appendix A.8 (SetLossDetection
 // Timer): with no ack-eliciting packets in flight, "There is nothing to
 // detect lost, so no timer is set." Once a request and its response are
-// done and acknowledged, the session sends nothing at all.
+// done and acknowledged, the session sends nothing at all: no probe, and no
+// receiver report for intervals in which nothing arrived (reports are on
+// here).
 func TestHarnessIdleAfterTransfer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, nil)
+		tc := newTestSession(t, &Config{ReportInterval: DefaultReportInterval})
 		tc.writeFrames(0, dataFrame{ID: 0, Data: "GET /"}, finFrame{ID: 0})
 		st, err := tc.s.AcceptStream(context.Background())
 		if err != nil {
@@ -204,8 +206,16 @@ func TestHarnessIdleAfterTransfer(t *testing.T) {
 			t.Fatalf("got %d bytes of the response, want %d", got, len(resp))
 		}
 		tc.writeFrames(0, ackFrame{Cum: segs, Limit: 1 << 20})
-		tc.advance(50 * time.Millisecond)
-		tc.drain(0) // the Ack of the request, if it came late
+		tc.advance(2 * DefaultReportInterval)
+		reports := 0
+		for _, f := range tc.drain(0) { // the report of the request's interval
+			if _, ok := f.(reportFrame); ok {
+				reports++
+			}
+		}
+		if reports != 1 {
+			t.Errorf("%d receiver reports for the interval in which the request arrived, want 1", reports)
+		}
 		tc.wantIdle("a finished, acknowledged transfer leaves the session idle")
 	})
 }
