@@ -36,6 +36,13 @@ type segmentFrame struct {
 	Len    uint64 // payload bytes
 }
 
+// rawSegment is a segment the peer writes as it is (wire v3 only): from
+// wireV3.cut, to send segments out of order, twice or on another path.
+type rawSegment struct {
+	Seq, Offset uint64
+	Payload     []byte
+}
+
 // ... and the records (pkg/wire record.go) in the connection byte stream.
 
 // dataFrame is stream data (wire.RecData, or the part of one that a
@@ -88,6 +95,9 @@ type closeFrame struct {
 
 func (f segmentFrame) String() string {
 	return fmt.Sprintf("Segment{seq %d, off %d, len %d}", f.Seq, f.Offset, f.Len)
+}
+func (f rawSegment) String() string {
+	return fmt.Sprintf("RawSegment{seq %d, off %d, len %d}", f.Seq, f.Offset, len(f.Payload))
 }
 func (f dataFrame) String() string {
 	d := f.Data
@@ -289,40 +299,22 @@ func (c *wireV3) datagramRead(path int, b []byte) (frame, error) {
 }
 
 // encode packs the record frames of fs into one segment (more if they
-// exceed wire.MaxSegmentPayload) of the peer's byte stream; datagram frames
-// become datagrams. A dataFrame's Off must be where the stream's data
-// stands (0 for "next").
+// exceed wire.MaxSegmentPayload) of the peer's byte stream, after the raw
+// segments among fs; datagram frames become datagrams. A dataFrame's Off
+// must be where the stream's data stands (0 for "next").
 func (c *wireV3) encode(fs []frame) (stream []byte, datagrams [][]byte, err error) {
 	var recs []byte
 	for _, f := range fs {
+		var ok bool
+		if recs, ok, err = c.appendRecord(recs, f); err != nil {
+			return nil, nil, err
+		} else if ok {
+			continue
+		}
 		switch f := f.(type) {
-		case dataFrame:
-			if f.Off != 0 && f.Off != c.sent[f.ID] {
-				return nil, nil, fmt.Errorf("%v: the stream's data stands at %d", f, c.sent[f.ID])
-			}
-			c.sent[f.ID] += uint64(len(f.Data))
-			recs = wire.AppendRecordHeader(recs, wire.RecData, f.ID, uint64(len(f.Data)))
-			recs = append(recs, f.Data...)
-		case finFrame:
-			recs = wire.AppendRecordHeader(recs, wire.RecFin, f.ID, 0)
-		case resetFrame:
-			recs = wire.AppendRecordHeader(recs, wire.RecReset, f.ID, f.Code)
-		case maxDataFrame:
-			recs = wire.AppendRecordHeader(recs, wire.RecMaxData, f.ID, f.Limit)
-		case stopFrame:
-			recs = wire.AppendRecordHeader(recs, wire.RecStopSending, f.ID, f.Code)
-		case maxStreamsFrame:
-			t := wire.RecMaxStreams
-			if f.Uni {
-				t = wire.RecMaxUniStreams
-			}
-			recs = wire.AppendRecordHeader(recs, t, f.Count, 0)
-		case pathStatusFrame:
-			n := f.Seq << 1
-			if f.Backup {
-				n |= 1
-			}
-			recs = wire.AppendRecordHeader(recs, wire.RecPathStatus, f.Path, n)
+		case rawSegment:
+			stream = wire.AppendSegmentHeader(stream, f.Seq, f.Offset, len(f.Payload))
+			stream = append(stream, f.Payload...)
 		case ackFrame:
 			datagrams = append(datagrams, wire.AppendAck(nil, &wire.Ack{Cum: f.Cum, Limit: f.Limit, Ranges: f.Ranges}))
 		case ackReqFrame:
@@ -339,13 +331,74 @@ func (c *wireV3) encode(fs []frame) (stream []byte, datagrams [][]byte, err erro
 			return nil, nil, fmt.Errorf("the peer cannot write %v", f)
 		}
 	}
+	for _, g := range c.segments(recs) {
+		stream = wire.AppendSegmentHeader(stream, g.Seq, g.Offset, len(g.Payload))
+		stream = append(stream, g.Payload...)
+	}
+	return stream, datagrams, nil
+}
+
+// appendRecord appends f to recs if it is a record frame (ok).
+func (c *wireV3) appendRecord(recs []byte, f frame) (_ []byte, ok bool, err error) {
+	switch f := f.(type) {
+	case dataFrame:
+		if f.Off != 0 && f.Off != c.sent[f.ID] {
+			return recs, false, fmt.Errorf("%v: the stream's data stands at %d", f, c.sent[f.ID])
+		}
+		c.sent[f.ID] += uint64(len(f.Data))
+		recs = wire.AppendRecordHeader(recs, wire.RecData, f.ID, uint64(len(f.Data)))
+		return append(recs, f.Data...), true, nil
+	case finFrame:
+		return wire.AppendRecordHeader(recs, wire.RecFin, f.ID, 0), true, nil
+	case resetFrame:
+		return wire.AppendRecordHeader(recs, wire.RecReset, f.ID, f.Code), true, nil
+	case maxDataFrame:
+		return wire.AppendRecordHeader(recs, wire.RecMaxData, f.ID, f.Limit), true, nil
+	case stopFrame:
+		return wire.AppendRecordHeader(recs, wire.RecStopSending, f.ID, f.Code), true, nil
+	case maxStreamsFrame:
+		t := wire.RecMaxStreams
+		if f.Uni {
+			t = wire.RecMaxUniStreams
+		}
+		return wire.AppendRecordHeader(recs, t, f.Count, 0), true, nil
+	case pathStatusFrame:
+		n := f.Seq << 1
+		if f.Backup {
+			n |= 1
+		}
+		return wire.AppendRecordHeader(recs, wire.RecPathStatus, f.Path, n), true, nil
+	}
+	return recs, false, nil
+}
+
+// segments cuts recs into the peer's next segments.
+func (c *wireV3) segments(recs []byte) []rawSegment {
+	var out []rawSegment
 	for len(recs) > 0 {
 		n := min(len(recs), wire.MaxSegmentPayload)
-		stream = wire.AppendSegmentHeader(stream, c.seq, c.off, n)
-		stream = append(stream, recs[:n]...)
+		out = append(out, rawSegment{Seq: c.seq, Offset: c.off, Payload: recs[:n:n]})
 		recs = recs[n:]
 		c.seq++
 		c.off += uint64(n)
 	}
-	return stream, datagrams, nil
+	return out
+}
+
+// cut encodes each record frame of fs into the peer's next segment (more
+// than one if it is long) without sending it; the test sends them with
+// writeFrames, in any order, on any path, or never.
+func (c *wireV3) cut(fs ...frame) ([]rawSegment, error) {
+	var out []rawSegment
+	for _, f := range fs {
+		recs, ok, err := c.appendRecord(nil, f)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%v is not a record", f)
+		}
+		out = append(out, c.segments(recs)...)
+	}
+	return out, nil
 }

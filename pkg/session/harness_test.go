@@ -443,3 +443,40 @@ func (tc *testSession) readAll(st *Stream, n int) []byte {
 	}
 	return b
 }
+
+// cut makes the peer's next segments, one per record frame of fs (wire v3:
+// wireV3.cut), without sending them.
+func (tc *testSession) cut(fs ...frame) []rawSegment {
+	tc.t.Helper()
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	c, ok := tc.codec.(*wireV3)
+	if !ok {
+		tc.t.Fatalf("cut needs wire v3's segments, not %T", tc.codec)
+	}
+	segs, err := c.cut(fs...)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	return segs
+}
+
+// wantRecord asserts that the next frame on path, past segment headers and
+// Acks (which it takes), is want: for tests of records, whose segments and
+// the Acks of the peer's own segments interleave with them.
+func (tc *testSession) wantRecord(expectation string, path int, want frame) {
+	tc.t.Helper()
+	for {
+		got, _ := tc.readFrame(path)
+		switch got.(type) {
+		case segmentFrame, ackFrame:
+			continue
+		case nil:
+			tc.t.Fatalf("%s:\npath %d is idle\nwant frame: %v", expectation, path, want)
+		}
+		if !reflect.DeepEqual(got, want) {
+			tc.t.Fatalf("%s:\npath %d: got frame:  %v\nwant frame: %v", expectation, path, got, want)
+		}
+		return
+	}
+}
