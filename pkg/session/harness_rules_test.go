@@ -3,11 +3,15 @@ package session
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
 // Protocol rules checked on what the session sends, with the scripted peer
@@ -325,5 +329,154 @@ func TestHarnessAcksOnFastestLivePath(t *testing.T) {
 		tc.writeFrames(slow, dataFrame{ID: 0, Data: "via the slow path"})
 		tc.wantAck("the segment from the slow path is acknowledged on the fast path", fast, 1)
 		tc.wantIdle("no Ack on the slow path")
+	})
+}
+
+// RFC 9000 §13.2.1: "An endpoint MUST acknowledge all ack-eliciting
+// Initial and Handshake packets immediately and all ack-eliciting 0-RTT and
+// 1-RTT packets within its advertised max_ack_delay", and RFC 9000 §13.2.3:
+// "When a packet arrives out of order, ... ACK Ranges ... describe the
+// packets received". Segments 0, 2, then 1: the Ack after segment 2 comes
+// within AckDelay and reports it as a range above the gap; the one after
+// segment 1 acknowledges all three.
+//
+// The same section's SHOULD, "send an ACK frame without delay when it
+// receives an ack-eliciting packet ... [with] missing packets between that
+// packet and this packet", the session does not follow, on purpose
+// (29e04d0: across paths of different delays reordering is the rule, and
+// acknowledging each out-of-order arrival at once doubled the receiver's
+// packets); noteAckLocked's doc comment still says otherwise. This test
+// does not pin that choice.
+func TestHarnessOutOfOrderAckedWithRanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 5 * time.Millisecond
+		const ackDelay = 20 * time.Millisecond
+		tc := newTestSession(t, &Config{AckDelay: ackDelay}, harnessLink(delay))
+		segs := tc.cut(
+			dataFrame{ID: 0, Data: strings.Repeat("a", 100)},
+			dataFrame{ID: 0, Data: strings.Repeat("b", 100)},
+			dataFrame{ID: 0, Data: strings.Repeat("c", 100)},
+		)
+		tc.writeFrames(0, segs[0])
+		tc.wantAck("segment 0", 0, 1)
+		sent := time.Now()
+		tc.writeFrames(0, segs[2]) // segment 1 missing
+		a, at := wantFrameType[ackFrame](tc, "a segment after a gap", 0)
+		if want := []wire.Range{{Start: 2, End: 3}}; a.Cum != 1 || !reflect.DeepEqual(a.Ranges, want) {
+			t.Errorf("got %v, want cum 1 and ranges %v", a, want)
+		}
+		if rtt, limit := at.Sub(sent), 2*delay+ackDelay+time.Millisecond; rtt > limit {
+			t.Errorf("the Ack came %v after the segment left, want at most %v", rtt, limit)
+		}
+		sent = time.Now()
+		tc.writeFrames(0, segs[1]) // fills the gap
+		_, at = tc.wantAck("the segment that fills the gap", 0, 3)
+		if rtt, limit := at.Sub(sent), 2*delay+ackDelay+time.Millisecond; rtt > limit {
+			t.Errorf("the Ack came %v after the segment left, want at most %v", rtt, limit)
+		}
+		tc.wantIdle("nothing more")
+	})
+}
+
+// RFC 9000 §3.5: "An endpoint that receives a STOP_SENDING frame MUST send
+// a RESET_STREAM frame if the stream is in the "Ready" or "Send" state."
+// and "An endpoint SHOULD copy the error code from the STOP_SENDING frame
+// to the RESET_STREAM frame it sends". The session's stream is in Send
+// (data sent, no fin) when the peer's STOP_SENDING arrives.
+func TestHarnessStopSendingAnsweredWithReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Write([]byte("more to come")); err != nil {
+			t.Fatal(err)
+		}
+		tc.wantRecord("the data goes out", 0, dataFrame{ID: st.ID(), Data: "more to come"})
+		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20}, stopFrame{ID: st.ID(), Code: 9})
+		tc.wantRecord("STOP_SENDING(9) is answered by RESET_STREAM(9)", 0, resetFrame{ID: st.ID(), Code: 9})
+		tc.writeFrames(0, ackFrame{Cum: 2, Limit: 1 << 20})
+		tc.advance(50 * time.Millisecond)
+		tc.drain(0) // the Ack of the peer's STOP_SENDING
+		tc.wantIdle("one reset")
+	})
+}
+
+// RFC 9000 §19.5: "An endpoint uses a STOP_SENDING frame (type=0x05) to
+// communicate that incoming data is being discarded on receipt per
+// application request." CancelRead sends one, with the application's code.
+func TestHarnessCancelReadSendsStopSending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "unwanted"})
+		st, err := tc.s.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.wantAck("the data is acknowledged", 0, 1)
+		st.CancelRead(5)
+		tc.wantRecord("CancelRead(5) sends STOP_SENDING(5)", 0, stopFrame{ID: 0, Code: 5})
+		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20})
+		tc.wantIdle("one STOP_SENDING")
+	})
+}
+
+// RFC 9000 §4.1: "A receiver MUST close the connection with an error of
+// type FLOW_CONTROL_ERROR if the sender violates the advertised connection
+// or stream data limits". A peer that sends past a stream's window gets
+// the session's protocol error on every path.
+func TestHarnessFlowControlViolationCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const window = 64 << 10
+		tc := newTestSession(t, &Config{StreamWindow: window, MaxStreamWindow: window})
+		tc.writeFrames(0, dataFrame{ID: 0, Data: strings.Repeat("z", window+1)})
+		for {
+			f, _ := tc.readFrame(0)
+			if f == nil {
+				t.Fatal("the session did not close after a stream's window was exceeded")
+			}
+			if c, ok := f.(closeFrame); ok {
+				if c.Code != uint64(codeProtocol) {
+					t.Errorf("closed with %v, want the protocol error code %d", c, codeProtocol)
+				}
+				break
+			}
+		}
+		if err := tc.s.Err(); !errors.Is(err, ErrProtocol) {
+			t.Errorf("session error %v, want ErrProtocol", err)
+		}
+	})
+}
+
+// RFC 9000 §4.6: "Implementations might choose to increase limits as
+// streams are closed, to keep the number of streams available to peers
+// roughly consistent." The session grants the peer a fifth stream beyond
+// its 4, once, as soon as one of them is done both ways: the peer's data
+// read to its end, and the session's end framed (the connection byte
+// stream delivers what is framed, so the session need not wait for its
+// acknowledgement): the MAX_STREAMS rides with the fin.
+func TestHarnessStreamCreditAfterStreamDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{MaxStreams: 4})
+		for id := uint64(0); id < 16; id += 4 {
+			tc.writeFrames(0, dataFrame{ID: id, Data: "req"}, finFrame{ID: id})
+		}
+		tc.advance(50 * time.Millisecond)
+		tc.drain(0)
+		st, err := tc.s.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(st); err != nil || string(b) != "req" {
+			t.Fatalf("read %q, %v; want req and EOF", b, err)
+		}
+		tc.wantIdle("the stream's send side is still open: no new credit")
+		st.Close()
+		wantFrameType[segmentFrame](tc, "Close: one segment", 0)
+		tc.wantFrame("the session ends its side of the stream", 0, finFrame{ID: st.ID()})
+		tc.wantFrame("the stream is done both ways: one more stream", 0, maxStreamsFrame{Uni: false, Count: 5})
+		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20})
+		tc.wantIdle("one MAX_STREAMS")
 	})
 }
