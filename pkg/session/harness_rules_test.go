@@ -431,18 +431,7 @@ func TestHarnessFlowControlViolationCloses(t *testing.T) {
 		const window = 64 << 10
 		tc := newTestSession(t, &Config{StreamWindow: window, MaxStreamWindow: window})
 		tc.writeFrames(0, dataFrame{ID: 0, Data: strings.Repeat("z", window+1)})
-		for {
-			f, _ := tc.readFrame(0)
-			if f == nil {
-				t.Fatal("the session did not close after a stream's window was exceeded")
-			}
-			if c, ok := f.(closeFrame); ok {
-				if c.Code != uint64(codeProtocol) {
-					t.Errorf("closed with %v, want the protocol error code %d", c, codeProtocol)
-				}
-				break
-			}
-		}
+		tc.wantClose("a stream's window overrun closes the session", 0, uint64(codeProtocol))
 		if err := tc.s.Err(); !errors.Is(err, ErrProtocol) {
 			t.Errorf("session error %v, want ErrProtocol", err)
 		}

@@ -480,3 +480,39 @@ func (tc *testSession) wantRecord(expectation string, path int, want frame) {
 		return
 	}
 }
+
+// writeRaw writes b on path's data stream as it is, past the codec: for
+// malformed input.
+func (tc *testSession) writeRaw(path int, b []byte) {
+	tc.t.Helper()
+	if _, err := tc.paths[path].out.Write(b); err != nil {
+		tc.t.Fatalf("path %d: %v", path, err)
+	}
+}
+
+// sendRawDatagram sends b as a QUIC datagram on path, past the codec.
+func (tc *testSession) sendRawDatagram(path int, b []byte) {
+	tc.t.Helper()
+	if err := tc.paths[path].conn.SendDatagram(b); err != nil {
+		tc.t.Fatalf("path %d: %v", path, err)
+	}
+}
+
+// wantClose asserts that the session closes path with code (within
+// harnessWait of the last frame), taking the frames before the close, and
+// returns the close.
+func (tc *testSession) wantClose(expectation string, path int, code uint64) closeFrame {
+	tc.t.Helper()
+	for {
+		f, _ := tc.readFrame(path)
+		switch f := f.(type) {
+		case nil:
+			tc.t.Fatalf("%s:\npath %d is idle\nwant a close with code %d", expectation, path, code)
+		case closeFrame:
+			if f.Code != code {
+				tc.t.Fatalf("%s:\npath %d: got %v\nwant a close with code %d", expectation, path, f, code)
+			}
+			return f
+		}
+	}
+}
