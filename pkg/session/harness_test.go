@@ -21,9 +21,10 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
-// testSession is a session under test (the Listen side) and a scripted peer
-// that talks to it, after golang.org/x/net/quic's testConn. The peer is a
-// real quic-go client per path, over the emulator, inside a synctest
+// testSession is a session under test (the Listen side; newTestClient: the
+// Dial side) and a scripted peer that talks to it, after
+// golang.org/x/net/quic's testConn. The peer is a real quic-go endpoint per
+// path, over the emulator, inside a synctest
 // bubble: it sends what the test writes (writeFrames) and decodes every
 // session frame the session sends on each path, on the path's data stream
 // and in QUIC datagrams (frameCodec), so that a test states what must go
@@ -48,6 +49,11 @@ type testSession struct {
 	arrived chan struct{} // signalled when a frame arrives, capacity 1
 	closed  bool
 	opening []pathFrame // what the session sent as it opened, before newTestSession returned
+
+	dial   bool            // the session under test is the Dial side (newTestClient)
+	hello  wire.Hello      // the session's Hello (Dial side)
+	peerTr *quic.Transport // the peer's listening transport (Dial side)
+	peerLn *quic.Listener  // the peer's listener (Dial side)
 }
 
 // peerPath is the peer's end of one path.
@@ -91,49 +97,33 @@ func harnessLink(delay time.Duration) emu.PathSpec {
 	return emu.PathSpec{Up: l, Down: l}
 }
 
+// peerParams are the stream limits the peer grants the session: 100
+// streams of each kind with 1 MiB stream windows.
+var peerParams = wire.Params{MaxStreams: 100, StreamWindow: 1 << 20, MaxUniStreams: 100}
+
 // newTestSession must run inside a synctest bubble. It listens with cfg
 // (nil: defaults, but with receiver reports off, so that the frames a test
 // sees are the ones the rule in question sends), connects the peer over the
 // first path and joins the others, and returns once the session has
 // accepted them all. With no specs it makes one path of 5 ms one-way delay.
-// The peer grants the session 100 streams of each kind with 1 MiB stream
-// windows. Everything closes when the test ends.
+// The peer grants the session peerParams. Everything closes when the test
+// ends.
 func newTestSession(t *testing.T, cfg *Config, specs ...emu.PathSpec) *testSession {
 	t.Helper()
-	if cfg == nil {
-		cfg = &Config{}
-	}
-	c := *cfg
-	if c.ReportInterval == 0 {
-		c.ReportInterval = -1
-	}
-	if len(specs) == 0 {
-		specs = []emu.PathSpec{harnessLink(5 * time.Millisecond)}
-	}
-	pair, err := harnessCerts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := emu.NewTopology(1, specs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc := &testSession{t: t, topo: topo, codec: newWireV3(), arrived: make(chan struct{}, 1)}
-	t.Cleanup(tc.close)
-	if tc.ln, err = Listen(topo.Server, pair.Server, &c); err != nil {
+	tc, c, pair := newHarness(t, cfg, specs)
+	var err error
+	if tc.ln, err = Listen(tc.topo.Server, pair.Server, &c); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	var key [32]byte
 	var acc *wire.Accept
-	for i, spec := range specs {
-		pp := &peerPath{slot: i, link: topo.Links[i], delay: spec.Down.Delay}
-		pp.tr = &quic.Transport{Conn: topo.Clients[i]}
-		tc.paths = append(tc.paths, pp)
-		if pp.conn, err = pp.tr.Dial(ctx, topo.Server.LocalAddr(), withALPN(pair.Client), &quic.Config{EnableDatagrams: true}); err != nil {
+	for i, pp := range tc.paths {
+		pp.tr = &quic.Transport{Conn: tc.topo.Clients[i]}
+		if pp.conn, err = pp.tr.Dial(ctx, tc.topo.Server.LocalAddr(), withALPN(pair.Client), &quic.Config{EnableDatagrams: true}); err != nil {
 			t.Fatalf("path %d: %v", i, err)
 		}
-		var f any = wire.Hello{Params: wire.Params{MaxStreams: 100, StreamWindow: 1 << 20, MaxUniStreams: 100}}
+		var f any = wire.Hello{Params: peerParams}
 		if i > 0 {
 			j := &wire.Join{SessionID: acc.SessionID}
 			rand.Read(j.Nonce[:])
@@ -174,23 +164,138 @@ func newTestSession(t *testing.T, cfg *Config, specs ...emu.PathSpec) *testSessi
 			}
 		}
 	}
-	for len(tc.s.Paths()) < len(specs) { // the session attaches a joined path after sending its Accept
+	for len(tc.s.Paths()) < len(tc.paths) { // the session attaches a joined path after sending its Accept
 		time.Sleep(time.Millisecond)
 	}
+	tc.started()
+	return tc
+}
+
+// newTestClient is newTestSession for the Dial side: the session under
+// test dials the peer, a quic-go listener that answers its Hello and Joins
+// with Accepts (path IDs 0, 1, ...; the Joins' MACs are not checked) and
+// grants it peerParams. tc.hello is the session's Hello.
+func newTestClient(t *testing.T, cfg *Config, specs ...emu.PathSpec) *testSession {
+	t.Helper()
+	return newTestClientParams(t, cfg, peerParams, specs...)
+}
+
+// newTestClientParams is newTestClient with the peer granting params.
+func newTestClientParams(t *testing.T, cfg *Config, params wire.Params, specs ...emu.PathSpec) *testSession {
+	t.Helper()
+	tc, c, pair := newHarness(t, cfg, specs)
+	tc.dial = true
+	ptr := &quic.Transport{Conn: tc.topo.Server}
+	tc.peerTr = ptr
+	ln, err := ptr.Listen(withALPN(pair.Server), &quic.Config{EnableDatagrams: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.peerLn = ln
+	ctx := context.Background()
+	var id [wire.SessionIDLen]byte
+	rand.Read(id[:])
+	for i, pp := range tc.paths {
+		done := make(chan error, 1)
+		if i == 0 {
+			go func() {
+				s, err := Dial(ctx, tc.topo.Clients[0], tc.topo.Server.LocalAddr(), pair.Client, &c)
+				tc.s = s
+				done <- err
+			}()
+		} else {
+			go func() {
+				_, err := tc.s.AddPath(ctx, tc.topo.Clients[i], tc.topo.Server.LocalAddr(), PathOptions{})
+				done <- err
+			}()
+		}
+		if pp.conn, err = ln.Accept(ctx); err != nil {
+			t.Fatalf("path %d: %v", i, err)
+		}
+		in, err := pp.conn.AcceptUniStream(ctx)
+		if err != nil {
+			t.Fatalf("path %d: handshake: %v", i, err)
+		}
+		pp.in = bufio.NewReader(in)
+		h, err := wire.ReadHandshake(pp.in)
+		if err != nil {
+			t.Fatalf("path %d: handshake: %v", i, err)
+		}
+		switch h := h.(type) {
+		case wire.Hello:
+			if i == 0 {
+				tc.hello = h
+				break
+			}
+			t.Fatalf("path %d: got a Hello, want a Join", i)
+		case *wire.Join:
+			if i > 0 && h.SessionID == id {
+				break
+			}
+			t.Fatalf("path %d: got %+v", i, h)
+		default:
+			t.Fatalf("path %d: got %T", i, h)
+		}
+		if pp.out, err = pp.conn.OpenUniStream(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pp.out.Write(wire.AppendHandshake(nil, &wire.Accept{SessionID: id, PathID: uint32(i), Params: params})); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("path %d: %v", i, err)
+		}
+		pp.id = uint32(i)
+	}
+	tc.started()
+	return tc
+}
+
+// newHarness makes the network of specs (one path of 5 ms one-way delay
+// if none), the peer's paths and the session's config.
+func newHarness(t *testing.T, cfg *Config, specs []emu.PathSpec) (*testSession, Config, *certs.Pair) {
+	t.Helper()
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.ReportInterval == 0 {
+		c.ReportInterval = -1
+	}
+	if len(specs) == 0 {
+		specs = []emu.PathSpec{harnessLink(5 * time.Millisecond)}
+	}
+	pair, err := harnessCerts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := emu.NewTopology(1, specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &testSession{t: t, topo: topo, codec: newWireV3(), arrived: make(chan struct{}, 1)}
+	t.Cleanup(tc.close)
+	for i, spec := range specs {
+		tc.paths = append(tc.paths, &peerPath{slot: i, link: topo.Links[i], delay: max(spec.Up.Delay, spec.Down.Delay)})
+	}
+	return tc, c, pair
+}
+
+// started starts the peer's readers once every path is up, and keeps what
+// the session sends as it opens (the Ack that announces its window) in
+// tc.opening, so that a test starts from quiet paths.
+func (tc *testSession) started() {
 	var maxDelay time.Duration
 	for _, pp := range tc.paths {
 		tc.startReaders(pp)
 		maxDelay = max(maxDelay, pp.delay)
 	}
-	// What the session sends as it opens (the Ack that announces its
-	// window) is kept in opening, so that a test starts from a quiet path.
 	tc.advance(maxDelay + time.Millisecond)
 	for i := range tc.paths {
 		for _, f := range tc.drain(i) {
 			tc.opening = append(tc.opening, pathFrame{i, f})
 		}
 	}
-	return tc
 }
 
 // pathFrame is a frame and the path it came on.
@@ -276,10 +381,16 @@ func (tc *testSession) close() {
 		if pp.conn != nil {
 			pp.conn.CloseWithError(0, "")
 		}
-		pp.tr.Close()
+		if pp.tr != nil {
+			pp.tr.Close()
+		}
 	}
 	if tc.ln != nil {
 		tc.ln.Close()
+	}
+	if tc.peerLn != nil {
+		tc.peerLn.Close()
+		tc.peerTr.Close()
 	}
 	tc.topo.Close()
 	for _, pp := range tc.paths {
@@ -430,7 +541,10 @@ func (tc *testSession) drain(path int) []frame {
 // packetsFromSession is how many UDP packets of the session's reached the
 // peer on path so far.
 func (tc *testSession) packetsFromSession(path int) uint64 {
-	_, ba := tc.paths[path].link.Stats()
+	ab, ba := tc.paths[path].link.Stats() // a = client
+	if tc.dial {
+		return ab.DeliveredPkts
+	}
 	return ba.DeliveredPkts
 }
 
