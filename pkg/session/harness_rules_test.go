@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/emu"
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
@@ -230,24 +231,28 @@ func TestHarnessIdleAfterTransfer(t *testing.T) {
 // closing state." CloseWithError sends one close, with the application's
 // code and reason, on every path, in one packet each, and then nothing.
 func TestHarnessCloseSendsOneClose(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, nil, harnessLink(5*time.Millisecond), harnessLink(20*time.Millisecond))
-		tc.wantIdle("an idle session before the close")
-		before := []uint64{tc.packetsFromSession(0), tc.packetsFromSession(1)}
-		tc.s.CloseWithError(7, "done")
-		// On the wire: the session's codeApplication, with the
-		// application's code in the reason phrase (closeerr.go).
-		want := closeFrame{Code: uint64(codeApplication), Reason: appCloseReason(&ApplicationError{Code: 7, Reason: "done"})}
-		for p := range 2 {
-			tc.wantFrame("the close reaches the peer on every path", p, want)
-		}
-		tc.wantIdle("nothing after the close")
-		for p := range 2 {
-			if n := tc.packetsFromSession(p) - before[p]; n != 1 {
-				t.Errorf("path %d: the session sent %d packets to close, want 1", p, n)
-			}
-		}
-	})
+	for _, side := range harnessSides {
+		t.Run(side.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tc := side.new(t, nil, harnessLink(5*time.Millisecond), harnessLink(20*time.Millisecond))
+				tc.wantIdle("an idle session before the close")
+				before := []uint64{tc.packetsFromSession(0), tc.packetsFromSession(1)}
+				tc.s.CloseWithError(7, "done")
+				// On the wire: the session's codeApplication, with the
+				// application's code in the reason phrase (closeerr.go).
+				want := closeFrame{Code: uint64(codeApplication), Reason: appCloseReason(&ApplicationError{Code: 7, Reason: "done"})}
+				for p := range 2 {
+					tc.wantFrame("the close reaches the peer on every path", p, want)
+				}
+				tc.wantIdle("nothing after the close")
+				for p := range 2 {
+					if n := tc.packetsFromSession(p) - before[p]; n != 1 {
+						t.Errorf("path %d: the session sent %d packets to close, want 1", p, n)
+					}
+				}
+			})
+		})
+	}
 }
 
 // RFC 9000 §19.4: "An endpoint uses a RESET_STREAM frame (type=0x04) to
@@ -322,14 +327,29 @@ func TestHarnessNoDataBeyondPeerWindow(t *testing.T) {
 // path with the lowest smoothed RTT. A segment that arrives on the slow
 // path is acknowledged on the fast one.
 func TestHarnessAcksOnFastestLivePath(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const slow, fast = 0, 1
-		tc := newTestSession(t, nil, harnessLink(40*time.Millisecond), harnessLink(5*time.Millisecond))
-		tc.writeFrames(fast, pingFrame{}) // the fast path is live
-		tc.writeFrames(slow, dataFrame{ID: 0, Data: "via the slow path"})
-		tc.wantAck("the segment from the slow path is acknowledged on the fast path", fast, 1)
-		tc.wantIdle("no Ack on the slow path")
-	})
+	for _, side := range harnessSides {
+		t.Run(side.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const slow, fast = 0, 1
+				tc := side.new(t, nil, harnessLink(40*time.Millisecond), harnessLink(5*time.Millisecond))
+				tc.writeFrames(fast, pingFrame{}) // the fast path is live
+				tc.writeFrames(slow, dataFrame{ID: side.peerStream, Data: "via the slow path"})
+				tc.wantAck("the segment from the slow path is acknowledged on the fast path", fast, 1)
+				tc.wantIdle("no Ack on the slow path")
+			})
+		})
+	}
+}
+
+// harnessSides are the two sides a test can run the session as, and the
+// first stream the peer may open to it.
+var harnessSides = []struct {
+	name       string
+	new        func(t *testing.T, cfg *Config, specs ...emu.PathSpec) *testSession
+	peerStream uint64
+}{
+	{"listen", newTestSession, 0}, // the peer is the client: its first bidirectional stream
+	{"dial", newTestClient, 1},    // the peer is the server
 }
 
 // RFC 9000 §13.2.1: "An endpoint MUST acknowledge all ack-eliciting
@@ -467,5 +487,53 @@ func TestHarnessStreamCreditAfterStreamDone(t *testing.T) {
 		tc.wantFrame("the stream is done both ways: one more stream", 0, maxStreamsFrame{Uni: false, Count: 5})
 		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20})
 		tc.wantIdle("one MAX_STREAMS")
+	})
+}
+
+// RFC 9000 §4.1: "A receiver sets initial limits for all streams through
+// transport parameters during the handshake (Section 7.4). Subsequently, a
+// receiver sends MAX_STREAM_DATA frames (Section 19.10) or MAX_DATA frames
+// (Section 19.9) to its peer to advertise larger limits." and "A sender
+// MUST NOT send data in excess of either limit." On the Dial side: the
+// peer's Accept grants 1000 bytes per stream; a 5000-byte write sends 1000,
+// then up to each MAX_STREAM_DATA.
+func TestHarnessClientStreamWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		params := peerParams
+		params.StreamWindow = 1000
+		tc := newTestClientParams(t, nil, params)
+		if want := (wire.Params{MaxStreams: DefaultMaxStreams, StreamWindow: DefaultStreamWindow, MaxUniStreams: DefaultMaxUniStreams}); tc.hello.Params != want {
+			t.Errorf("the client's Hello grants %+v, want its defaults %+v", tc.hello.Params, want)
+		}
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Write(make([]byte, 5000)); err != nil {
+			t.Fatal(err)
+		}
+		sent := func() (end, segs uint64) {
+			tc.advance(time.Second)
+			for _, f := range tc.drain(0) {
+				switch f := f.(type) {
+				case dataFrame:
+					if f.ID != st.ID() {
+						t.Fatalf("data for stream %d", f.ID)
+					}
+					end = max(end, f.Off+uint64(len(f.Data)))
+				case segmentFrame:
+					segs = max(segs, f.Seq+1)
+				}
+			}
+			return end, segs
+		}
+		end, segs := sent()
+		if end != 1000 {
+			t.Errorf("with the initial stream limit of 1000: sent up to byte %d", end)
+		}
+		tc.writeFrames(0, ackFrame{Cum: segs, Limit: 1 << 20}, maxDataFrame{ID: st.ID(), Limit: 3000})
+		if end, _ = sent(); end != 3000 {
+			t.Errorf("after MAX_STREAM_DATA 3000: sent up to byte %d", end)
+		}
 	})
 }
