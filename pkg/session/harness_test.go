@@ -24,17 +24,32 @@ import (
 // testSession is a session under test (the Listen side; newTestClient: the
 // Dial side) and a scripted peer that talks to it, after
 // golang.org/x/net/quic's testConn. The peer is a real quic-go endpoint per
-// path, over the emulator, inside a synctest
-// bubble: it sends what the test writes (writeFrames) and decodes every
-// session frame the session sends on each path, on the path's data stream
-// and in QUIC datagrams (frameCodec), so that a test states what must go
-// out (wantFrame, wantAck) and what must not (wantIdle).
+// path, over the emulator, inside a synctest bubble: it sends what the test
+// writes (writeFrames) and decodes every session frame the session sends on
+// each path, on the path's data stream and in QUIC datagrams (frameCodec),
+// so that a test states what must go out (wantFrame, wantAck) and what
+// must not (wantIdle).
 //
 // Frames are seen where the peer receives them, after the path's one-way
-// delay, each with its arrival time. The peer's quic-go acknowledges QUIC
-// packets as any endpoint does; it never sends a session frame the test did
-// not write. In particular it sends no connection-level Ack: the test does,
-// with writeFrames(path, ackFrame{...}).
+// delay, each with its arrival time, so a want lets virtual time run (up to
+// harnessWait) for the next frame to arrive, where x/net/quic's wants the
+// frame sent at once. The peer's quic-go acknowledges QUIC packets as any
+// endpoint does; it never sends a session frame the test did not write. In
+// particular it sends no connection-level Ack: the test does, with
+// writeFrames(path, ackFrame{...}).
+//
+// The API at a glance:
+//   - newTestSession, newTestClient (newTestClientParams): the session and
+//     its peer, paths up, readers running; tc.opening is what the session
+//     sent as it opened, tc.hello the Hello of a Dial side.
+//   - writeFrames(path, frames...) as the peer; cut(records...) makes the
+//     peer's segments to send later, in any order (wire v3); writeRaw and
+//     sendRawDatagram bypass the codec, for malformed input.
+//   - wantFrame(expectation, path, frame), wantFrameType[T], wantAck(
+//     expectation, path, cum), wantRecord (past segment headers and Acks),
+//     wantClose, wantIdle(expectation); readFrame and drain for the rest.
+//   - advance(d) lets virtual time run; packetsFromSession counts the UDP
+//     packets that reached the peer.
 //
 // The session's application side is tc.s, used directly by the test.
 type testSession struct {
@@ -58,9 +73,9 @@ type testSession struct {
 
 // peerPath is the peer's end of one path.
 type peerPath struct {
-	slot  int    // index in testSession.paths
-	id    uint32 // the path's ID, from the session's Accept
-	tr    *quic.Transport
+	slot  int             // index in testSession.paths
+	id    uint32          // the path's ID, from the session's Accept
+	tr    *quic.Transport // the peer's transport for this path (Listen side)
 	conn  *quic.Conn
 	out   *quic.SendStream // the peer's data stream
 	in    *bufio.Reader    // the session's data stream, after its Accept
