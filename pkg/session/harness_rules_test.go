@@ -537,3 +537,56 @@ func TestHarnessClientStreamWindow(t *testing.T) {
 		}
 	})
 }
+
+// RFC 10069: "PATH_STATUS_BACKUP ... indicates that the path should only be
+// used for sending when no other path with the status 'available' is
+// usable", and its status frames carry a sequence number so that a late
+// one cannot overwrite a newer one. The peer marks the fast path a backup:
+// the session's data all goes on the slow path; marked available again,
+// the fast path carries data; a late backup status changes nothing.
+func TestHarnessPeerBackupPathCarriesNoData(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const slow, fast = 0, 1
+		tc := newTestSession(t, nil, harnessLink(20*time.Millisecond), harnessLink(5*time.Millisecond))
+		fastID := uint64(tc.paths[fast].id)
+		tc.writeFrames(slow, pathStatusFrame{Path: fastID, Seq: 0, Backup: true})
+		tc.advance(50 * time.Millisecond)
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// dataOn reports how many stream bytes arrived on each path after a
+		// write of n bytes, and the segments to acknowledge.
+		var segs uint64
+		dataOn := func(n int) (bytes [2]int) {
+			if _, err := st.Write(make([]byte, n)); err != nil {
+				t.Fatal(err)
+			}
+			tc.advance(500 * time.Millisecond)
+			for p := range 2 {
+				for _, f := range tc.drain(p) {
+					switch f := f.(type) {
+					case dataFrame:
+						bytes[p] += len(f.Data)
+					case segmentFrame:
+						segs = max(segs, f.Seq+1)
+					}
+				}
+			}
+			return bytes
+		}
+		if got := dataOn(40000); got[fast] != 0 || got[slow] != 40000 {
+			t.Errorf("fast path a backup: %d bytes on it, %d on the slow path; want 0 and 40000", got[fast], got[slow])
+		}
+		tc.writeFrames(slow, ackFrame{Cum: segs, Limit: 1 << 20}, pathStatusFrame{Path: fastID, Seq: 1, Backup: false})
+		tc.advance(50 * time.Millisecond)
+		if got := dataOn(40000); got[fast] == 0 {
+			t.Errorf("fast path available again: no data on it (%d bytes on the slow path)", got[slow])
+		}
+		tc.writeFrames(slow, ackFrame{Cum: segs, Limit: 1 << 20}, pathStatusFrame{Path: fastID, Seq: 0, Backup: true})
+		tc.advance(50 * time.Millisecond)
+		if got := dataOn(40000); got[fast] == 0 {
+			t.Errorf("after a late backup status (seq 0 < 1): no data on the fast path (%d bytes on the slow path)", got[slow])
+		}
+	})
+}
