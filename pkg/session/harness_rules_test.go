@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -178,51 +179,64 @@ func TestHarnessConnectionCreditNotReturnedEarly(t *testing.T) {
 // receiver report for intervals in which nothing arrived (reports are on
 // here).
 func TestHarnessIdleAfterTransfer(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, &Config{ReportInterval: DefaultReportInterval})
-		tc.writeFrames(0, dataFrame{ID: 0, Data: "GET /"}, finFrame{ID: 0})
-		st, err := tc.s.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
+	for _, side := range harnessSides {
+		for _, npaths := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/%dpaths", side.name, npaths), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					idleAfterTransfer(t, side.new, side.peerStream, npaths)
+				})
+			})
 		}
-		tc.readAll(st, 5)
-		resp := bytes.Repeat([]byte("r"), 50000)
-		if _, err := st.Write(resp); err != nil {
-			t.Fatal(err)
-		}
-		st.Close()
-		var got int
-		var segs uint64
-		fin := false
-		for !fin {
-			f, _ := tc.readFrame(0)
+	}
+}
+
+func idleAfterTransfer(t *testing.T, newTC func(*testing.T, *Config, ...emu.PathSpec) *testSession, id uint64, npaths int) {
+	specs := []emu.PathSpec{harnessLink(5 * time.Millisecond), harnessLink(15 * time.Millisecond)}[:npaths]
+	tc := newTC(t, &Config{ReportInterval: DefaultReportInterval}, specs...)
+	tc.writeFrames(0, dataFrame{ID: id, Data: "GET /"}, finFrame{ID: id})
+	st, err := tc.s.AcceptStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.readAll(st, 5)
+	resp := bytes.Repeat([]byte("r"), 50000)
+	if _, err := st.Write(resp); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	tc.advance(500 * time.Millisecond)
+	var got, reports int
+	var segs uint64
+	fin := false
+	for p := range npaths {
+		for _, f := range tc.drain(p) {
 			switch f := f.(type) {
-			case nil:
-				t.Fatalf("the response stalled after %d bytes", got)
 			case segmentFrame:
 				segs = max(segs, f.Seq+1)
 			case dataFrame:
 				got += len(f.Data)
 			case finFrame:
 				fin = true
-			}
-		}
-		if got != len(resp) {
-			t.Fatalf("got %d bytes of the response, want %d", got, len(resp))
-		}
-		tc.writeFrames(0, ackFrame{Cum: segs, Limit: 1 << 20})
-		tc.advance(2 * DefaultReportInterval)
-		reports := 0
-		for _, f := range tc.drain(0) { // the report of the request's interval
-			if _, ok := f.(reportFrame); ok {
+			case reportFrame:
 				reports++
 			}
 		}
-		if reports != 1 {
-			t.Errorf("%d receiver reports for the interval in which the request arrived, want 1", reports)
+	}
+	if got != len(resp) || !fin {
+		t.Fatalf("got %d bytes of the response (fin %v), want %d and the fin", got, fin, len(resp))
+	}
+	// The report of the interval in which the request arrived.
+	if reports != 1 {
+		t.Errorf("%d receiver reports, want 1 (for the interval in which the request arrived)", reports)
+	}
+	tc.writeFrames(0, ackFrame{Cum: segs, Limit: 1 << 20})
+	tc.advance(50 * time.Millisecond)
+	for p := range npaths {
+		for _, f := range tc.drain(p) {
+			t.Errorf("path %d: after the peer's last Ack: %v", p, f)
 		}
-		tc.wantIdle("a finished, acknowledged transfer leaves the session idle")
-	})
+	}
+	tc.wantIdle("a finished, acknowledged transfer leaves the session idle")
 }
 
 // RFC 9000 §10.2: "An endpoint sends a CONNECTION_CLOSE frame (Section
