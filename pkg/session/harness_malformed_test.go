@@ -9,7 +9,7 @@ import (
 )
 
 // Malformed frames from a peer end the session with a protocol error; they
-// never panic it. RFC 9000 §12.4: "An endpoint MUST treat receipt of a
+// never panic it. RFC 9000 §12.4: "An endpoint MUST treat the receipt of a
 // frame of unknown type as a connection error of type
 // FRAME_ENCODING_ERROR", and §4.1: "A receiver MUST close the connection
 // with an error of type FLOW_CONTROL_ERROR if the sender violates the

@@ -270,10 +270,11 @@ func TestHarnessCloseSendsOneClose(t *testing.T) {
 }
 
 // RFC 9000 §19.4: "An endpoint uses a RESET_STREAM frame (type=0x04) to
-// abruptly terminate the sending part of a stream." and §3.1: "the
-// endpoint sends a RESET_STREAM frame ... From any state that is one of
-// 'Ready', 'Send', or 'Data Sent'". CancelWrite sends one reset with the
-// application's code, and no end of the stream.
+// abruptly terminate the sending part of a stream." and §3.1: "From any
+// state that is one of "Ready", "Send", or "Data Sent", an application can
+// signal that it wishes to abandon transmission of stream data. ... the
+// endpoint sends a RESET_STREAM frame". CancelWrite sends one reset with
+// the application's code, and no end of the stream.
 func TestHarnessCancelWriteSendsReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
@@ -368,11 +369,11 @@ var harnessSides = []struct {
 
 // RFC 9000 §13.2.1: "An endpoint MUST acknowledge all ack-eliciting
 // Initial and Handshake packets immediately and all ack-eliciting 0-RTT and
-// 1-RTT packets within its advertised max_ack_delay", and RFC 9000 §13.2.3:
-// "When a packet arrives out of order, ... ACK Ranges ... describe the
-// packets received". Segments 0, 2, then 1: the Ack after segment 2 comes
-// within AckDelay and reports it as a range above the gap; the one after
-// segment 1 acknowledges all three.
+// 1-RTT packets within its advertised max_ack_delay"; and an Ack reports
+// what arrived above a gap, as QUIC's ACK Ranges (RFC 9000 §19.3.1) do.
+// Segments 0, 2, then 1: the Ack after segment 2 comes within AckDelay and
+// reports it as a range above the gap; the one after segment 1
+// acknowledges all three.
 //
 // The same section's SHOULD, "send an ACK frame without delay when it
 // receives an ack-eliciting packet ... [with] missing packets between that
