@@ -48,6 +48,7 @@ func Markdown(dir string) (string, error) {
 		plural(len(results), "run"), plural(len(schedulers(results)), "scheduler"), plural(len(scenarios(results)), "scenario"), ResultsFile, SummaryFile, SummaryFile)
 	b.WriteString(WhenSchedulersDiffer + "\n\n")
 	b.WriteString(MarkdownTable(rows))
+	b.WriteString("\n" + TieSection(rows))
 	if t := VideoTables(VideoRows(results)); t != "" { // video.go
 		b.WriteString("\n" + t)
 	}
