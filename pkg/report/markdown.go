@@ -19,8 +19,9 @@ const (
 
 // Markdown reads dir/results.jsonl and writes dir/summary.csv, the plots in
 // dir/plots (PNG and SVG) and dir/results.md, which holds the summary table
-// and embeds the PNG plots by relative path. It returns the path of
-// results.md.
+// and embeds the PNG plots by relative path; with dir/repeats.jsonl
+// (RepeatsFile), it also shows the run-to-run spread of one seed. It
+// returns the path of results.md.
 func Markdown(dir string) (string, error) {
 	results, err := ReadResults(filepath.Join(dir, ResultsFile))
 	if err != nil {
@@ -49,6 +50,13 @@ func Markdown(dir string) (string, error) {
 	b.WriteString(WhenSchedulersDiffer + "\n\n")
 	b.WriteString(MarkdownTable(rows))
 	b.WriteString("\n" + TieSection(rows))
+	repeats, err := readRepeats(dir)
+	if err != nil {
+		return "", err
+	}
+	if t := SpreadSection(Spreads(results, repeats)); t != "" {
+		b.WriteString("\n" + t)
+	}
 	if t := VideoTables(VideoRows(results)); t != "" { // video.go
 		b.WriteString("\n" + t)
 	}
