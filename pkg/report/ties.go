@@ -109,7 +109,8 @@ func ResolvableDiff(rows []Row) float64 {
 // TieMethodText says, in the report, how the tie groups are drawn.
 const TieMethodText = "**Tie groups** (goodput): within each scenario every pair of schedulers is compared with " + stats.TieMethod +
 	". Schedulers that share a letter are statistically tied (no difference shown); \"a\" holds the highest mean. " +
-	"A scheduler can carry two letters when it is tied with two schedulers that differ from each other."
+	"A scheduler can carry two letters when it is tied with two schedulers that differ from each other. " +
+	"The test is unpaired: runs of one seed vary about as much from run to run as runs of different seeds (see the run-to-run spread below, when the run has repeats), so pairing runs by seed gains nothing."
 
 // TieSection renders, per scenario, the tie groups of goodput with each
 // group's range of means and ResolvableDiff; rows as Summarize returns
