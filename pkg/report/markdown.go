@@ -93,6 +93,7 @@ func Markdown(dir string) (string, error) {
 		}
 		b.WriteString("\n\n")
 	}
+	b.WriteString("## Glossary\n\n" + GlossaryMarkdown() + "\n")
 	b.WriteString("## Method\n\n")
 	writeMethod(&b)
 	out := filepath.Join(dir, MarkdownFile)

@@ -44,7 +44,7 @@ func TestMarkdownReadsRepeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(md)
-	if strings.Contains(string(b), "Run-to-run spread") {
+	if strings.Contains(string(b), "**Run-to-run spread of one seed.**") {
 		t.Error("spread section without repeats")
 	}
 	if err := os.WriteFile(filepath.Join(dir, RepeatsFile), []byte(`{"scheduler":"m","scenario":"s","seed":1,"goodput_bps":9e6,"sha256_ok":true}`+"\n"), 0o644); err != nil {
@@ -54,7 +54,7 @@ func TestMarkdownReadsRepeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(md)
-	if !strings.Contains(string(b), "Run-to-run spread") {
+	if !strings.Contains(string(b), "**Run-to-run spread of one seed.**") {
 		t.Error("no spread section with repeats")
 	}
 }
