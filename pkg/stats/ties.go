@@ -6,7 +6,7 @@ import (
 )
 
 // TieMethod names the test behind Ties, for reports.
-const TieMethod = "Welch's two-sided t-test on every pair, with Holm's correction over the pairs of a scenario at a family-wise error rate of 5%"
+const TieMethod = "Welch's two-sided t-test, with Holm's correction over the scenario's pairs at a family-wise error rate of 5%"
 
 // TieAlpha is the family-wise error rate of Ties.
 const TieAlpha = 0.05
