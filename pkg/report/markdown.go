@@ -105,7 +105,7 @@ func Markdown(dir string) (string, error) {
 
 // WhenSchedulersDiffer is the report's one line on what the numbers can show.
 const WhenSchedulersDiffer = "**When schedulers can differ.** With lossless paths and a receive window larger than every path's bandwidth-delay product, " +
-	"any scheduler that keeps every path busy fills every window, so their goodputs tie within a few per cent (hetero-2path); " +
+	"any scheduler that keeps every path busy fills every window, so their goodputs come within a few per cent of each other (hetero-2path, where runs vary so little that the tie test can still tell differences of 0.1% apart); " +
 	"they differ when the receive buffer is small beside paths of very different RTTs (data on the slow path holds the window: rtt10x-256k), " +
 	"when a path loses packets, fades or fails (wifi-handoff: max stall), and in latency (out-of-order segments, head-of-line blocking)."
 
