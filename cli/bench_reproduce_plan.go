@@ -1,6 +1,7 @@
 package cli
 
-// The experiment plan and the papers' claims, as data, and the papers' own tables.
+// The experiment plan and the papers' own tables (the claims are data:
+// pkg/reproduce/claims/papers.json, read by bench_reproduce_claims.go).
 
 import (
 	"fmt"
