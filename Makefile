@@ -1,5 +1,5 @@
 # mpqsched — the two commands a newcomer needs:
-#   make bench   the main job: every scheduler on three scenarios of the built-in emulator, 20 seeds (no root, no pip, about a minute), with a report
+#   make bench   the main job: every scheduler on three scenarios of the built-in emulator, 20 seeds (no root, no pip, 1-1½ minutes on 2 cores), with a report
 #   make test    every test (fetches what the tests need first)
 SHELL := /bin/bash
 GO    ?= go

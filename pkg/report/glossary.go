@@ -23,7 +23,7 @@ var Glossary = []struct {
 		{"scheduler", "", "the packet scheduler that chose the path of every packet the server sent"},
 		{"runs (failed)", "count", "runs recorded, and of them those that failed (an error, or data whose SHA-256 did not match); failed runs are left out of every other column"},
 		{"goodput (Mbit/s)", "Mbit/s", "application bytes delivered and verified × 8 / FCT, mean ± half-width of the 95% Student-t interval over the runs"},
-		{"tie group", "letters", "schedulers that share a letter have goodputs that are statistically tied within the scenario (Welch's t-test on every pair, Holm-corrected); \"a\" holds the highest mean"},
+		{"tie group", "letters", "(\"tie\" in the printed table) schedulers that share a letter have goodputs that are statistically tied within the scenario (Welch's t-test on every pair, Holm-corrected); \"a\" holds the highest mean"},
 		{"/capacity", "fraction", "(printed table) mean goodput over the capacity"},
 		{"FCT (s)", "s", "flow completion time: from the session's open to the last byte delivered in order to the application; \"timed run\" for scenarios of a fixed length, judged by goodput"},
 		{"out-of-order segs", "segments per run", "segments that arrived at the receiver while an earlier segment was still missing"},

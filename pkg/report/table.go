@@ -29,9 +29,9 @@ var CSVHeader = []string{
 }
 
 // WriteCSV writes rows as CSV with CSVHeader; goodput_tie_group is
-// Row.GoodputTie. Unknown values (NaN) are empty
-// cells: recovery and failover gap are empty for a scenario without outages
-// or handoffs (handoff_events 0).
+// Row.GoodputTie. Unknown values (NaN) are empty cells: recovery and
+// failover gap are empty for a scenario without outages or handoffs
+// (handoff_events 0).
 func WriteCSV(w io.Writer, rows []Row) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -80,9 +80,10 @@ func pm(mean, ci, scale float64, prec int, unit string) string {
 }
 
 // MarkdownTable renders rows as a Markdown table: mean ± 95% CI of each
-// metric, the goodput tie groups (Row.GoodputTie), the two bound columns, and the handoff metrics (max stall of
-// every run; recovery and failover gap pooled over the outage and handoff
-// events, "n/a" for a scenario without any).
+// metric, the goodput tie groups (Row.GoodputTie), the two bound columns,
+// and the handoff metrics (max stall of every run; recovery and failover
+// gap pooled over the outage and handoff events, "n/a" for a scenario
+// without any).
 func MarkdownTable(rows []Row) string {
 	var b strings.Builder
 	b.WriteString("| scenario | scheduler | runs (failed) | goodput (Mbit/s) | tie group | FCT (s) | out-of-order segs | HoL blocked (s) | retrans rate (%) | redundancy (%) | capacity (Mbit/s) | FCT lower bound (s) | max stall (s) | recovery (s) | failover gap (s) |\n")
@@ -116,8 +117,8 @@ func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // WriteText writes rows as the aligned plain-text table mpquic-bench prints:
 // mean ± 95% CI of goodput and FCT ("± n/a" after a single run, "n/a"
-// without a successful run), the goodput tie groups, goodput over capacity, and the means of the
-// other metrics: max stall per run, and recovery and failover gap over the
+// without a successful run), the goodput tie groups, goodput over
+// capacity, and the means of the other metrics: max stall per run, and recovery and failover gap over the
 // outage and handoff events ("n/a" without any; "k!" after the recovery
 // when k events did not recover before the FCT).
 func WriteText(w io.Writer, rows []Row) error {
