@@ -172,7 +172,14 @@ func (c *clientCmd) dialAuto(ctx context.Context, remote *net.UDPAddr, cfg *sess
 		if a.m.IsBackup(ep) {
 			c.logf("path %v: a backup by -backup, but the first path cannot be one", ep)
 		}
-		if err = a.m.Attach(recordingJoiner{s, a}, ep, s.Paths()[0]); err != nil {
+		ids := s.Paths()
+		if len(ids) == 0 { // the session ended at once, its only path gone with it (issue 29: never index what a closing session returns)
+			err = fmt.Errorf("%v: session ended at once: %w", ep, context.Cause(s.Context()))
+			errs = append(errs, err)
+			s.Close()
+			continue
+		}
+		if err = a.m.Attach(recordingJoiner{s, a}, ep, ids[0]); err != nil {
 			s.CloseWithError(0, err.Error())
 			break
 		}

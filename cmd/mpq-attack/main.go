@@ -7,6 +7,7 @@
 //	mpq-attack overlap  -addr 127.0.0.1:4433 -ca cert.pem -pid PID [-sessions 2 -duration 20s -max-bytes 1200000000]
 //	mpq-attack ackreq   -addr ... -ca ... -pid PID [-sessions 2 -duration 20s -rate 1000 -holes 31]
 //	mpq-attack window   -addr ... -ca ... -pid PID -file big [-sessions 10 -duration 20s]
+//	mpq-attack wideack  -addr ... -ca ... -pid PID -file big [-sessions 2 -duration 10s -rate 1000]   Acks naming every segment again and again
 //	mpq-attack idle     -addr ... -ca ... [-sessions 100 -duration 20s]
 //	mpq-attack joins    -addr ... -ca ... [-forged 20]
 //	mpq-attack initials -addr ... -ca ... -pid PID [-count 10000 -garbage 10000 -sessions 64 -duration 3s]
@@ -55,7 +56,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "mpq-attack: "+format+"\n", a...)
-		fmt.Fprintln(stderr, "usage: mpq-attack overlap|ackreq|window|idle|joins|initials|h3-second-control|h3-data-first|h3-big-headers|h3-cancel [flags]; mpq-attack CMD -h")
+		fmt.Fprintln(stderr, "usage: mpq-attack overlap|ackreq|wideack|window|idle|joins|initials|h3-second-control|h3-data-first|h3-big-headers|h3-cancel [flags]; mpq-attack CMD -h")
 		return 2
 	}
 	if len(args) == 0 {
@@ -72,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dur := fs.Duration("duration", 20*time.Second, fmt.Sprintf("how long to attack, up to %v", maxDuration))
 	maxBytes := fs.Int64("max-bytes", 1200<<20, "overlap: payload bytes per session at most")
 	file := fs.String("file", "big", "window: the file to request")
-	rate := fs.Int("rate", 1000, "ackreq: AckReqs per second per session (0: as fast as QUIC takes them)")
+	rate := fs.Int("rate", 1000, "ackreq: AckReqs per second per session (0: as fast as QUIC takes them); wideack: Acks per second per session")
 	holes := fs.Int("holes", 31, fmt.Sprintf("ackreq: holes spread over the receive window, 1..%d (31: a per-sequence-number scan reads the whole window per Ack; %d: the most ranges)", attack.MaxHoles, attack.MaxHoles))
 	forged := fs.Int("forged", 20, "joins: forged joins to try")
 	count := fs.Int("count", 10000, fmt.Sprintf("initials: genuine Initials to send, 0..%d", maxCount))
@@ -147,6 +148,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		res = attack.Overlap(ctx, o)
 	case "ackreq":
 		res = attack.AckReqs(ctx, o)
+	case "wideack":
+		res = attack.WideAcks(ctx, o)
 	case "window":
 		res = attack.Window(ctx, o)
 	case "idle":

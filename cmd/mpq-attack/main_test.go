@@ -46,7 +46,7 @@ func TestNotLoopback(t *testing.T) {
 	if err := os.WriteFile(ca, pair.CertPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []string{"overlap", "ackreq", "window", "idle", "joins", "initials", "h3-second-control", "h3-data-first", "h3-big-headers", "h3-cancel"} {
+	for _, a := range []string{"overlap", "ackreq", "wideack", "window", "idle", "joins", "initials", "h3-second-control", "h3-data-first", "h3-big-headers", "h3-cancel"} {
 		var out, errb bytes.Buffer
 		if code := run([]string{a, "-addr", "192.0.2.1:4433", "-ca", ca}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "loopback") || out.Len() > 0 {
 			t.Errorf("%s against 192.0.2.1: exit %d, stderr %q", a, code, errb.String())

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -290,6 +292,7 @@ func (sc *serverConn) idleExpired() {
 // serve runs one request.
 func (sc *serverConn) serve(connCtx context.Context, st Stream) {
 	defer sc.done(st.ID())
+	defer sc.recoverServe(st)
 	fr := newFrameReader(st)
 	fields, err := readHeaders(fr, st, sc.lim, true)
 	if err != nil {
@@ -322,7 +325,7 @@ func (sc *serverConn) serve(connCtx context.Context, st Stream) {
 	stop := context.AfterFunc(st.Context(), cancel)
 	defer stop()
 	req = req.WithContext(ctx)
-	req.RemoteAddr = sc.h.c.RemoteAddr().String()
+	req.RemoteAddr = addrString(sc.h.c.RemoteAddr())
 	cs := sc.h.c.ConnectionState().TLS
 	req.TLS = &cs
 
@@ -479,4 +482,28 @@ func (s *Server) Close() error {
 		sc.h.fail(&Error{Code: ErrCodeNoError, Reason: "server closed"})
 	}
 	return nil
+}
+
+// recoverServe ends a request whose serving panicked outside the handler
+// (runHandler has its own) as net/http's connection goroutine does: the
+// panic is logged with its stack and isolated to the request, whose stream
+// is reset with H3_INTERNAL_ERROR; the server and the connection's other
+// requests go on. A peer must never be able to take the process down.
+func (sc *serverConn) recoverServe(st Stream) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	sc.s.logf("h3: panic serving stream %d: %v\n%s", st.ID(), p, debug.Stack())
+	st.CancelWrite(uint64(ErrCodeInternalError))
+	st.CancelRead(uint64(ErrCodeRequestCancelled))
+}
+
+// addrString is a's String, or "" for a nil address (a Conn of the
+// application's own may have none; net/http leaves RemoteAddr empty then).
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
 }

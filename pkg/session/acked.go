@@ -32,14 +32,32 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 		sn.segs = sn.segs[1:]
 		sn.base++
 	}
+	// Only what a range newly acknowledges is visited: sn.sacked holds
+	// what earlier SACK ranges acknowledged above base, so an Ack that
+	// names thousands of acknowledged segments costs its ranges, not their
+	// length (issue 29; RFC 9002's and quic-go's sent-packet history skip
+	// acknowledged packets in the same way).
+	sn.sacked.removeBelow(sn.base)
 	for _, r := range a.Ranges {
-		for q := max(r.Start, sn.base); q < r.End; q++ {
-			g := sn.get(q)
-			if !g.sent {
-				return fmt.Errorf("%w: sack for unsent segment %d", ErrProtocol, q)
-			}
-			s.ackedLocked(g, now, &v)
+		start := max(r.Start, sn.base)
+		if start >= r.End {
+			continue
 		}
+		err := sn.sacked.gaps(start, r.End, func(lo, hi uint64) error {
+			for q := lo; q < hi; q++ {
+				g := sn.get(q)
+				sn.ackVisits++
+				if !g.sent {
+					return fmt.Errorf("%w: sack for unsent segment %d", ErrProtocol, q)
+				}
+				s.ackedLocked(g, now, &v)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		sn.sacked.add(start, r.End)
 	}
 	if sn.lowestUnsent < sn.base {
 		sn.lowestUnsent = sn.base

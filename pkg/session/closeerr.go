@@ -145,3 +145,14 @@ func (s *Session) CloseWithError(code ApplicationErrorCode, reason string) error
 	s.waitClosed()
 	return nil
 }
+
+// protocolErr makes err a connection error of the peer's (ErrProtocol),
+// with ErrProtocol's text once: an error that already is one is returned
+// as it is (issue 29: a close reason read "session: protocol violation by
+// peer: session: protocol violation by peer: …").
+func protocolErr(err error) error {
+	if errors.Is(err, ErrProtocol) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrProtocol, err)
+}

@@ -248,7 +248,7 @@ func (s *Session) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 func (s *Session) appDatagramReceived(b []byte) error {
 	seq, payload, err := wire.ParseAppDatagram(b)
 	if err != nil {
-		return errors.Join(ErrProtocol, err)
+		return protocolErr(err)
 	}
 	now := s.now()
 	d := &s.dgram

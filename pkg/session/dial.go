@@ -247,14 +247,7 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 	}
 	in, err := conn.AcceptUniStream(ctx)
 	if err != nil {
-		var ae *quic.ApplicationError
-		if errors.As(err, &ae) && ae.ErrorCode == codeJoinRejected {
-			return fail(ErrJoinRejected)
-		}
-		if errors.As(err, &ae) && ae.ErrorCode == codeRefused {
-			return fail(fmt.Errorf("%w: %s", ErrRefused, ae.ErrorMessage))
-		}
-		return fail(fmt.Errorf("session: handshake: %w", err))
+		return fail(joinHandshakeErr(err))
 	}
 	r := bufio.NewReaderSize(in, handshakeReadBuf)
 	type res struct {
@@ -272,7 +265,7 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 		return nil, ctx.Err()
 	}
 	if got.err != nil {
-		return fail(fmt.Errorf("session: handshake: %w", got.err))
+		return fail(joinHandshakeErr(got.err))
 	}
 	acc, ok := got.f.(*wire.Accept)
 	if !ok {

@@ -208,16 +208,7 @@ func exchangeJoin(ctx context.Context, conn *quic.Conn, frame []byte) (*quic.Sen
 	}
 	in, err := conn.AcceptUniStream(ctx)
 	if err != nil {
-		var ae *quic.ApplicationError
-		switch {
-		case errors.As(err, &ae) && ae.ErrorCode == codeJoinRejected:
-			return nil, nil, nil, ErrJoinRejected
-		case errors.As(err, &ae) && ae.ErrorCode == codeRefused:
-			return nil, nil, nil, fmt.Errorf("%w: %s", ErrRefused, ae.ErrorMessage)
-		case errors.Is(err, quic.Err0RTTRejected):
-			return nil, nil, nil, err
-		}
-		return nil, nil, nil, fmt.Errorf("session: handshake: %w", err)
+		return nil, nil, nil, joinHandshakeErr(err)
 	}
 	r := bufio.NewReaderSize(in, handshakeReadBuf)
 	stop := context.AfterFunc(ctx, func() { in.CancelRead(0) })
@@ -227,7 +218,7 @@ func exchangeJoin(ctx context.Context, conn *quic.Conn, frame []byte) (*quic.Sen
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return nil, nil, nil, fmt.Errorf("session: handshake: %w", err)
+		return nil, nil, nil, joinHandshakeErr(err)
 	}
 	acc, ok := f.(*wire.Accept)
 	if !ok {
@@ -314,4 +305,21 @@ func raceSafeOpen(ctx context.Context, conn *quic.Conn) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// joinHandshakeErr maps how the server ended a join's handshake: a
+// rejected join is ErrJoinRejected, a refusal by one of its limits
+// ErrRefused with the server's reason (whether it came before or after the
+// Accept could be read); anything else is wrapped as a handshake error.
+func joinHandshakeErr(err error) error {
+	var ae *quic.ApplicationError
+	switch {
+	case errors.As(err, &ae) && ae.ErrorCode == codeJoinRejected:
+		return ErrJoinRejected
+	case errors.As(err, &ae) && ae.ErrorCode == codeRefused:
+		return fmt.Errorf("%w: %s", ErrRefused, ae.ErrorMessage)
+	case errors.Is(err, quic.Err0RTTRejected):
+		return err
+	}
+	return fmt.Errorf("session: handshake: %w", err)
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -336,6 +337,45 @@ func TestLostCloseAnsweredWhileDraining(t *testing.T) {
 		// The server's next PTO probe or AckReq comes within a few RTTs.
 		if el := time.Since(restored); el > time.Second {
 			t.Errorf("server ended %v after the uplink came back, want within 1 s", el)
+		}
+	})
+}
+
+// Issue 29: "A 9th path is refused with code 4 ("internal", "session: too
+// many paths"), where a refusal code is expected." A join past the
+// server's MaxPaths is refused like the other limits: the client's AddPath
+// returns ErrRefused naming the limit, the server counts it in Refused,
+// and the session goes on with its paths.
+func TestPathLimitServerRefuses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
+		spec := emu.PathSpec{Up: link, Down: link}
+		tb := newTestbedCfgs(t, 1, &Config{MaxPaths: 2}, &Config{MaxPaths: 8}, false, spec)
+		defer tb.close()
+		for i := 0; i < 2; i++ {
+			pc, _, err := tb.topo.AddPath(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tb.cli.AddPath(context.Background(), pc, tb.topo.Server.LocalAddr(), PathOptions{})
+			if i == 0 && err != nil {
+				t.Fatalf("second path: %v", err)
+			}
+			if i == 1 && (!errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "2 paths")) {
+				t.Fatalf("third path: err = %v, want ErrRefused naming the 2-path limit", err)
+			}
+		}
+		synctest.Wait()
+		if n := tb.ln.Refused(); n != 1 {
+			t.Errorf("the listener counted %d refusals, want 1", n)
+		}
+		if n := len(tb.srv.Paths()); n != 2 {
+			t.Errorf("the server session has %d paths, want 2", n)
+		}
+		select {
+		case <-tb.srv.Done():
+			t.Errorf("the session ended: %v", tb.srv.Err())
+		default:
 		}
 	})
 }

@@ -139,6 +139,7 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 			conns = append(conns, p.conn)
 			s.endPaths = append(s.endPaths, p.id)
 			s.slots[i] = nil
+			s.keepAddrs(p)
 			s.pathEventLocked(p, PathRemoved)
 			srtt, rttVar := p.rttLocked()
 			pto = max(pto, srtt+max(4*rttVar, time.Millisecond)+maxAckDelay)

@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -313,11 +314,29 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		return
 	}
 	s.mu.Lock()
+	full := s.npaths >= s.cfg.MaxPaths
 	id := s.nextPathID
-	s.nextPathID++
+	if !full {
+		s.nextPathID++
+	}
 	s.mu.Unlock()
 	_, first := f.(wire.Hello)
+	if full && !first {
+		// A limit refuses the path, as the session and handshake limits
+		// refuse theirs: codeRefused, which the client reads as ErrRefused
+		// (issue 29: it was closed as "internal" after its Accept). An
+		// early Join arrives before the handshake completes, and a close
+		// sent then reaches the client as a bare APPLICATION_ERROR without
+		// code or reason (RFC 9000 §10.2.3), so wait for it (bounded by ctx).
+		handshakeDone(ctx, conn)
+		l.refuse(conn, "paths", fmt.Sprintf("%d paths in the session", s.cfg.MaxPaths))
+		return
+	}
 	abort := func(err error) {
+		if errors.Is(err, ErrTooManyPaths) { // a join that raced another past the check above
+			l.refuse(conn, "paths", err.Error())
+			return
+		}
 		conn.CloseWithError(codeInternal, err.Error())
 		if first {
 			l.forget(s)

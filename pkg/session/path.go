@@ -224,38 +224,38 @@ type datagramDecoder struct {
 // connection error.
 func (s *Session) datagramReceived(d *datagramDecoder, b []byte) error {
 	if len(b) == 0 {
-		return errors.Join(ErrProtocol, errors.New("empty datagram"))
+		return protocolErr(errors.New("empty datagram"))
 	}
 	switch b[0] {
 	case wire.TypeAck:
 		if err := wire.ParseAck(b, &d.ack); err != nil {
-			return errors.Join(ErrProtocol, err)
+			return protocolErr(err)
 		}
 		return s.ackReceived(&d.ack)
 	case wire.TypeAckReq:
 		if len(b) != 1 {
-			return errors.Join(ErrProtocol, errors.New("ack request with a payload"))
+			return protocolErr(errors.New("ack request with a payload"))
 		}
 		s.ackRequested()
 	case wire.TypePing:
 		if len(b) != 1 {
-			return errors.Join(ErrProtocol, errors.New("ping with a payload"))
+			return protocolErr(errors.New("ping with a payload"))
 		}
 	case wire.TypeSilent:
 		id, n, err := quicvarint.Parse(b[1:])
 		if err != nil || 1+n != len(b) {
-			return errors.Join(ErrProtocol, errors.New("malformed silence report"))
+			return protocolErr(errors.New("malformed silence report"))
 		}
 		s.silenceReported(id)
 	case wire.TypeAppDatagram:
 		return s.appDatagramReceived(b)
 	case wire.TypeReport:
 		if err := wire.ParseReport(b, &d.rep); err != nil {
-			return errors.Join(ErrProtocol, err)
+			return protocolErr(err)
 		}
 		s.reportReceived(&d.rep)
 	default:
-		return errors.Join(ErrProtocol, errors.New("unknown datagram type"))
+		return protocolErr(errors.New("unknown datagram type"))
 	}
 	return nil
 }
@@ -296,6 +296,9 @@ func (s *Session) attach(p *path) error {
 	p.lastProgress = s.now()
 	s.slots[slot] = p
 	s.npaths++
+	if s.npaths == 1 {
+		s.keepAddrs(p)
+	}
 	if len(s.allPaths) < 4*sched.MaxPaths {
 		s.allPaths = append(s.allPaths, p)
 	}
@@ -357,6 +360,7 @@ func (s *Session) removeLocked(p *path, now time.Time) {
 	s.snd.pathRemoved(p.slot)
 	s.slots[p.slot] = nil
 	s.npaths--
+	s.keepAddrs(p)
 	s.pathEventLocked(p, PathRemoved)
 	p.queue = nil
 	poke(p.notify)

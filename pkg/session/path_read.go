@@ -25,7 +25,7 @@ func (s *Session) readLoop(p *path) {
 	case conn:
 		s.fail(err)
 	case errors.Is(err, wire.ErrMalformed):
-		s.fail(errors.Join(ErrProtocol, err))
+		s.fail(protocolErr(err))
 	default:
 		if err == io.EOF {
 			err = errors.New("peer closed the path's data stream")
@@ -97,7 +97,7 @@ func (s *Session) bufferedSegments(p *path) (int, error) {
 		seg, n, err := wire.ParseSegment(b[used:])
 		if err != nil {
 			s.mu.Unlock()
-			return k, errors.Join(ErrProtocol, err)
+			return k, protocolErr(err)
 		}
 		if n == 0 {
 			break

@@ -2,6 +2,8 @@ package session
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -357,5 +359,43 @@ func (sp *scriptedPeer) check() {
 		if uint64(ps.acceptQ.Len()) > ps.max {
 			sp.t.Fatalf("accept queue of type %d holds %d streams, limit %d", k, ps.acceptQ.Len(), ps.max)
 		}
+	}
+}
+
+// Issue 29: "One close reason repeats its prefix: "session: protocol
+// violation by peer: session: protocol violation by peer: …"." Data after a
+// stream's FIN (RFC 9000 §4.5: "Once a final size for a stream is known,
+// it cannot change") is a protocol violation whose text names
+// ErrProtocol once; so does every malformed datagram.
+func TestProtocolErrorPrefixOnce(t *testing.T) {
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrProtocol) {
+			t.Fatalf("%s: err = %v, want ErrProtocol", what, err)
+		}
+		if n := strings.Count(err.Error(), ErrProtocol.Error()); n != 1 {
+			t.Errorf("%s: %q names %q %d times, want once", what, err, ErrProtocol, n)
+		}
+	}
+	sp := newScriptedPeer(t, nil)
+	defer sp.close()
+	b := wire.AppendRecordHeader(nil, wire.RecData, 0, 3)
+	b = append(b, "GET"...)
+	b = wire.AppendRecordHeader(b, wire.RecFin, 0, 0)
+	b = wire.AppendRecordHeader(b, wire.RecData, 0, 1)
+	b = append(b, 'x')
+	sp.records(b)
+	check("data after FIN", sp.segment(sp.cut(len(b))))
+	// A record for stream 1, which this (server) end would have opened and
+	// never did: the error of the stream layer is ErrProtocol already,
+	// and at a8db118 the record parser's caller wrapped it again.
+	sp = newScriptedPeer(t, nil)
+	defer sp.close()
+	b = wire.AppendRecordHeader(nil, wire.RecData, 1, 1)
+	b = append(b, 'x')
+	sp.records(b)
+	check("a stream this end never opened", sp.segment(sp.cut(len(b))))
+	for _, d := range [][]byte{{}, {0x3f}, {wire.TypeAck}, {wire.TypePing, 1}} {
+		check(fmt.Sprintf("datagram %x", d), sp.datagram(d))
 	}
 }

@@ -151,7 +151,7 @@ func (s *Session) deliverLocked(b []byte) error {
 	r.delivered += uint64(len(b))
 	r.repGoodput += uint64(len(b))
 	if err := r.parser.Feed(b, (*recordSink)(s)); err != nil {
-		return fmt.Errorf("%w: %w", ErrProtocol, err)
+		return protocolErr(err)
 	}
 	return nil
 }

@@ -35,6 +35,7 @@ type sender struct {
 	base         uint64
 	lowestUnsent uint64   // every segment below it has been sent at least once
 	retrans      []uint64 // sequence numbers to send again, oldest first
+	sacked       rangeset // segments at or above base that SACK ranges acknowledged (acked.go)
 
 	peerLimit     uint64        // the sender frames connection bytes with offset < peerLimit: the peer's window, capped by maxUnacked
 	peerAnnounced uint64        // the largest limit the peer announced
@@ -45,6 +46,7 @@ type sender struct {
 	probeBackoff  time.Duration // current AckReq interval
 	inflightBytes uint64        // bytes of sent, unacknowledged segments
 	ackedBytes    uint64        // bytes of segments acknowledged so far
+	ackVisits     uint64        // segments looked at by Acks' SACK ranges (acked.go; the cost a test bounds)
 	copyCursor    [sched.MaxPaths]uint64
 
 	// schedMu serializes the scheduler's calls (obsqueue.go); it is taken

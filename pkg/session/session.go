@@ -361,11 +361,15 @@ const (
 
 // Errors a session reports.
 var (
-	ErrClosed        = errors.New("session: closed")
-	ErrJoinRejected  = errors.New("session: path join rejected")
-	ErrTooManyPaths  = errors.New("session: too many paths")
-	ErrNoPaths       = errors.New("session: every path is gone")
-	ErrProtocol      = errors.New("session: protocol violation by peer")
+	ErrClosed       = errors.New("session: closed")
+	ErrJoinRejected = errors.New("session: path join rejected")
+	ErrTooManyPaths = errors.New("session: too many paths")
+	ErrNoPaths      = errors.New("session: every path is gone")
+	ErrProtocol     = errors.New("session: protocol violation by peer")
+	// ErrFlowControl is the peer's data beyond a stream's flow-control
+	// limit (RFC 9000 §4.1's FLOW_CONTROL_ERROR): a protocol violation,
+	// errors.Is(err, ErrProtocol) holds, closed with its own code.
+	ErrFlowControl   = fmt.Errorf("%w: flow control", ErrProtocol)
 	ErrStreamLimit   = errors.New("session: too many open streams")
 	ErrStreamReset   = errors.New("session: stream reset by peer")
 	ErrNoSuchPath    = errors.New("session: no such path")
@@ -384,10 +388,11 @@ const (
 	codeJoinRejected quic.ApplicationErrorCode = 2
 	codePathRemoved  quic.ApplicationErrorCode = 3
 	codeInternal     quic.ApplicationErrorCode = 4
-	codeCloseTimeout quic.ApplicationErrorCode = 5 // a graceful Close gave up with data unacknowledged
-	codeAckTimeout   quic.ApplicationErrorCode = 6 // no acknowledgement progress for AckTimeout
-	codeIdleTimeout  quic.ApplicationErrorCode = 7 // idle for IdleTimeout
-	codeRefused      quic.ApplicationErrorCode = 8 // a server limit refused the session
+	codeCloseTimeout quic.ApplicationErrorCode = 5  // a graceful Close gave up with data unacknowledged
+	codeAckTimeout   quic.ApplicationErrorCode = 6  // no acknowledgement progress for AckTimeout
+	codeIdleTimeout  quic.ApplicationErrorCode = 7  // idle for IdleTimeout
+	codeRefused      quic.ApplicationErrorCode = 8  // a server limit refused the session
+	codeFlowControl  quic.ApplicationErrorCode = 10 // the peer sent past a flow-control limit (RFC 9000's FLOW_CONTROL_ERROR); 9 is codeApplication
 )
 
 // Session is one multipath connection.
@@ -431,6 +436,7 @@ type Session struct {
 	lastActive time.Time        // when a stream was last open or data in flight (IdleTimeout)
 	srcIP      string           // server side: the first path's source IP (Listener.perIP)
 	firstConn  *quic.Conn       // the first path's connection (ConnectionState), set once
+	lastAddr   pathAddrs        // the addresses of the last path installed or removed (LocalAddr, RemoteAddr), under mu
 	onDone     func()           // if set (before run), called once the session has ended, from its send loop (Listener.forget)
 
 	streams streamSet
@@ -519,6 +525,8 @@ func codeForErr(err error) quic.ApplicationErrorCode {
 	switch {
 	case err == nil:
 		return codeNoError
+	case errors.Is(err, ErrFlowControl):
+		return codeFlowControl
 	case errors.Is(err, ErrProtocol):
 		return codeProtocol
 	}
@@ -590,20 +598,51 @@ func (s *Session) Close() error {
 }
 
 // LocalAddr is the local address of the session's first current path.
+// Once the session has no path left (it ended, or its paths failed), it is
+// the local address of the last path it had, as a closed quic-go
+// connection keeps its own: never nil. Safe for concurrent use.
 func (s *Session) LocalAddr() net.Addr {
-	if p := s.anyPath(); p != nil {
-		return p.conn.LocalAddr()
-	}
-	return nil
+	l, _ := s.addrs()
+	return l
 }
 
-// RemoteAddr is the peer's address on the session's first current path.
+// RemoteAddr is the peer's address on the session's first current path,
+// or once the session has no path left, on the last path it had: never
+// nil (issue 29: an HTTP/3 handler read it after its session had lost
+// every path, and the nil crashed the server). Safe for concurrent use.
 func (s *Session) RemoteAddr() net.Addr {
-	if p := s.anyPath(); p != nil {
-		return p.conn.RemoteAddr()
-	}
-	return nil
+	_, r := s.addrs()
+	return r
 }
+
+// addrs returns the local and remote addresses of the first current path,
+// or the last path's (lastAddr).
+func (s *Session) addrs() (local, remote net.Addr) {
+	if p := s.anyPath(); p != nil {
+		return p.conn.LocalAddr(), p.conn.RemoteAddr()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastAddr.local == nil { // cannot happen: Dial and Accept return sessions with a path
+		return closedAddr{}, closedAddr{}
+	}
+	return s.lastAddr.local, s.lastAddr.remote
+}
+
+// pathAddrs is a path's pair of addresses, kept after it is gone.
+type pathAddrs struct{ local, remote net.Addr }
+
+// keepAddrs remembers p's addresses as the session's last ones; called
+// with s.mu held whenever a path is installed or removed.
+func (s *Session) keepAddrs(p *path) {
+	s.lastAddr = pathAddrs{p.conn.LocalAddr(), p.conn.RemoteAddr()}
+}
+
+// closedAddr stands in for an address that was never known.
+type closedAddr struct{}
+
+func (closedAddr) Network() string { return "udp" }
+func (closedAddr) String() string  { return "mpquic:unknown" }
 
 func (s *Session) anyPath() *path {
 	s.mu.Lock()

@@ -21,7 +21,7 @@ type streamRecv struct {
 
 	fin       bool   // the peer's end arrived
 	cancelled bool   // CancelRead: data is discarded
-	done      bool   // no more reads: EOF returned, reset, or cancelled
+	done      bool   // no more reads: EOF returned, reset, or cancelled once the final size is known
 	err       error  // what Read returns once buf is empty (reset or cancel)
 	stopCode  uint64 // STOP_SENDING code to send
 	deadline  time.Time
@@ -104,11 +104,20 @@ func (s *Session) cancelReadLocked(st *Stream, code uint64) {
 	s.discardLocked(st)
 	r.cancelled = true
 	r.err = &StreamError{StreamID: st.id, ErrorCode: code}
+	st.rcond.Broadcast()
 	if !r.fin {
+		// RFC 9000 §3.5: after STOP_SENDING the receiving part stays in
+		// "Recv" until the peer's RESET_STREAM or FIN gives the final size,
+		// and its flow-control limit still holds (§4.1: "A receiver MUST
+		// close the connection with an error of type FLOW_CONTROL_ERROR if
+		// the sender violates the advertised connection or stream data
+		// limits"). So the stream is kept, holding its stream credit, until
+		// then; its data is counted and dropped (StreamData). At a8db118 it
+		// was forgotten at once and 512 KiB + 1 byte on it passed unseen.
 		r.stopCode = code
 		s.streams.markCtl(st, ctlStop)
+		return
 	}
-	st.rcond.Broadcast()
 	s.recvDoneLocked(st)
 }
 
@@ -131,7 +140,7 @@ func (rs *recordSink) StreamData(id uint64, p []byte) error {
 	case r.fin || (r.err != nil && !r.cancelled):
 		return fmt.Errorf("data on stream %d after its end", id)
 	case r.received+n > r.limit:
-		return fmt.Errorf("stream %d: %d bytes beyond its flow-control limit %d", id, r.received+n-r.limit, r.limit)
+		return fmt.Errorf("%w: stream %d: %d bytes beyond its limit %d", ErrFlowControl, id, r.received+n-r.limit, r.limit)
 	}
 	r.received += n
 	if r.cancelled {
@@ -159,6 +168,9 @@ func (rs *recordSink) StreamFin(id uint64) error {
 	}
 	r.fin = true
 	st.rcond.Broadcast()
+	if r.cancelled { // the final size a cancelled stream waited for (cancelReadLocked)
+		s.recvDoneLocked(st)
+	}
 	return nil
 }
 
@@ -178,7 +190,9 @@ func (rs *recordSink) StreamReset(id uint64, code uint64) error {
 		return nil // the application cancelled or read to the end already
 	}
 	s.discardLocked(st)
-	r.err = &StreamError{StreamID: id, ErrorCode: code, Remote: true, reset: true}
+	if !r.cancelled { // a cancelled stream keeps the application's own error
+		r.err = &StreamError{StreamID: id, ErrorCode: code, Remote: true, reset: true}
+	}
 	st.rcond.Broadcast()
 	s.recvDoneLocked(st)
 	return nil

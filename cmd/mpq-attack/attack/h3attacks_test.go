@@ -17,7 +17,7 @@ import (
 
 // serveH3 serves HTTP/3 in this process on a loopback session listener:
 // /big is 4 MiB of zeros; it returns the attack options pointing at it.
-func serveH3(t *testing.T) attack.Options {
+func serveH3(t testing.TB) attack.Options {
 	t.Helper()
 	pair, err := certs.SelfSigned("localhost")
 	if err != nil {

@@ -1,0 +1,163 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The stream buffers of the data plane on QUIC's model (issue 30, stage 2:
+// docs/data-plane.md). They are not wired into the session yet.
+
+// bufBlock is the size of the blocks the stream buffers keep their bytes
+// in, as x/net/quic's pipe does: a block is allocated when its first byte
+// arrives and freed when its last one is read (or acknowledged).
+const bufBlock = 4 << 10
+
+// Errors of the receive buffer, RFC 9000's connection errors.
+var (
+	errFlowControl = errors.New("FLOW_CONTROL_ERROR")
+	errFinalSize   = errors.New("FINAL_SIZE_ERROR")
+)
+
+// recvBuf is one stream's receive side: the peer's bytes kept at their
+// stream offsets until Read copies them out in order. A frame may arrive
+// in any order, twice, or overlapping others (a copy on another path, a
+// retransmission); each byte is copied once, from the frame into its
+// block, and the stream's own gaps hold back only this stream.
+//
+// Bound: it holds bytes in [read, limit) only, and limit is what this end
+// granted (the stream window), whatever the peer sends: at most
+// limit−read bytes in ⌈(limit−read)/bufBlock⌉+1 blocks. A frame past limit
+// is errFlowControl, one past or changing a known final size errFinalSize
+// (RFC 9000 §4.5). Not safe for concurrent use: its owner serialises.
+type recvBuf struct {
+	read     uint64   // offset of the next byte Read returns
+	limit    uint64   // no byte may arrive at or past it (MAX_STREAM_DATA granted)
+	highest  uint64   // one past the highest offset received (connection flow control counts it)
+	have     rangeset // offsets received at or above read
+	blocks   [][]byte // blocks[i] holds offsets [blockBase+i·bufBlock, …+bufBlock); nil until written
+	base     uint64   // offset of blocks[0]: read rounded down to a block
+	final    uint64   // the final size, once finKnown
+	finKnown bool
+}
+
+// newRecvBuf returns a buffer whose peer may send offsets below limit.
+func newRecvBuf(limit uint64) *recvBuf { return &recvBuf{limit: limit} }
+
+// write takes a STREAM frame's data p at off, and its FIN. It returns how
+// far the stream's highest received offset grew (the bytes it adds to
+// connection-level flow control, RFC 9000 §4.1: "the sum of the largest
+// received offsets on all streams").
+func (b *recvBuf) write(off uint64, p []byte, fin bool) (grew uint64, err error) {
+	end := off + uint64(len(p))
+	switch {
+	case end > b.limit:
+		return 0, fmt.Errorf("%w: %d bytes past the stream's limit %d", errFlowControl, end-b.limit, b.limit)
+	case b.finKnown && end > b.final, b.finKnown && fin && end != b.final:
+		return 0, fmt.Errorf("%w: data to offset %d, final size %d", errFinalSize, end, b.final)
+	case fin && end < b.highest:
+		return 0, fmt.Errorf("%w: final size %d below offset %d already received", errFinalSize, end, b.highest)
+	}
+	if fin {
+		b.final, b.finKnown = end, true
+	}
+	if end > b.highest {
+		grew = end - b.highest
+		b.highest = end
+	}
+	// Only what is new and not yet read is copied.
+	lo := max(off, b.read)
+	if lo >= end {
+		return grew, nil
+	}
+	b.have.gaps(lo, end, func(a, z uint64) error {
+		b.copyIn(a, p[a-off:z-off])
+		return nil
+	})
+	b.have.add(lo, end)
+	return grew, nil
+}
+
+// copyIn copies p into the blocks at offset off (≥ read).
+func (b *recvBuf) copyIn(off uint64, p []byte) {
+	for len(p) > 0 {
+		i := int((off - b.base) / bufBlock)
+		for len(b.blocks) <= i {
+			b.blocks = append(b.blocks, nil)
+		}
+		if b.blocks[i] == nil {
+			b.blocks[i] = getBlock()
+		}
+		o := int((off - b.base) % bufBlock)
+		n := copy(b.blocks[i][o:], p)
+		p, off = p[n:], off+uint64(n)
+	}
+}
+
+// readable is how many bytes Read can return now: the contiguous run from
+// read.
+func (b *recvBuf) readable() uint64 {
+	if sp, ok := b.have.first(); ok && sp.start == b.read {
+		return sp.end - b.read
+	}
+	return 0
+}
+
+// eof reports whether every byte up to the final size has been read.
+func (b *recvBuf) eof() bool { return b.finKnown && b.read == b.final }
+
+// Read copies up to len(p) contiguous bytes into p and frees the blocks
+// they emptied; the caller raises limit as the application consumes
+// (MAX_STREAM_DATA).
+func (b *recvBuf) Read(p []byte) int {
+	n := int(min(uint64(len(p)), b.readable()))
+	done := 0
+	for done < n {
+		o := int((b.read - b.base) % bufBlock)
+		k := copy(p[done:n], b.blocks[0][o:])
+		done += k
+		b.read += uint64(k)
+		if o+k == bufBlock { // the block is used up
+			putBlock(b.blocks[0])
+			b.blocks[0] = nil
+			b.blocks = b.blocks[1:]
+			b.base += bufBlock
+		}
+	}
+	b.have.removeBelow(b.read)
+	return n
+}
+
+// discard drops everything held (a reset or CancelRead) and returns the
+// blocks; later frames are still checked against limit and the final size.
+func (b *recvBuf) discard() {
+	for i, blk := range b.blocks {
+		if blk != nil {
+			putBlock(blk)
+		}
+		b.blocks[i] = nil
+	}
+	b.blocks = b.blocks[:0]
+	b.have = b.have[:0]
+	b.read = max(b.read, b.highest)
+	b.base = b.read - b.read%bufBlock
+}
+
+// blockPool recycles blocks across streams and sessions.
+var blockPool = make(chan []byte, 256)
+
+func getBlock() []byte {
+	select {
+	case blk := <-blockPool:
+		return blk
+	default:
+		return make([]byte, bufBlock)
+	}
+}
+
+func putBlock(blk []byte) {
+	select {
+	case blockPool <- blk:
+	default:
+	}
+}
