@@ -460,15 +460,15 @@ func TestHarnessCancelReadSendsStopSending(t *testing.T) {
 // RFC 9000 §4.1: "A receiver MUST close the connection with an error of
 // type FLOW_CONTROL_ERROR if the sender violates the advertised connection
 // or stream data limits". A peer that sends past a stream's window gets
-// the session's protocol error on every path.
+// the session's codeFlowControl, and the session ends with ErrFlowControl.
 func TestHarnessFlowControlViolationCloses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const window = 64 << 10
 		tc := newTestSession(t, &Config{StreamWindow: window, MaxStreamWindow: window})
 		tc.writeFrames(0, dataFrame{ID: 0, Data: strings.Repeat("z", window+1)})
-		tc.wantClose("a stream's window overrun closes the session", 0, uint64(codeProtocol))
-		if err := tc.s.Err(); !errors.Is(err, ErrProtocol) {
-			t.Errorf("session error %v, want ErrProtocol", err)
+		tc.wantClose("a stream's window overrun closes the session", 0, uint64(codeFlowControl))
+		if err := tc.s.Err(); !errors.Is(err, ErrFlowControl) {
+			t.Errorf("session error %v, want ErrFlowControl", err)
 		}
 	})
 }
