@@ -63,6 +63,7 @@ type runFlags struct {
 	or         string
 	coupling   string // -coupling: comma-separated coupling names, or ""
 	shard      shard
+	repeat     int // -repeat: runs of the first seed beyond the matrix's, into repeats.jsonl
 }
 
 // buildJobs expands the flags into the run matrix.

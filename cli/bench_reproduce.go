@@ -163,12 +163,14 @@ scenarios for BLEST, ECF and Peekaboo) in virtual time, uncoupled and under
 the coupled congestion control each paper ran, and writes OUT/reproduction.md
 with each claim's verdict in both columns, and
 OUT/reproduction/<paper>/<coupling>/. 'make reproduce' writes the committed
-copy with -out docs.`
+copy with -out docs. The papers' claims are data (pkg/reproduce/claims/
+papers.json); -claims FILE runs and judges claims of your own, written in
+the same format, by the same rule.`
 
 func reproduceCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("reproduce", "reproduce [flags]", reproduceWhat, stdout)
 	o := reproduceOpts{log: stderr}
-	var papers, cols string
+	var papers, cols, claimsFile string
 	fs.StringVar(&o.out, "out", defaultReproduceOut, "directory for "+reproDoc+" and "+reproDir+"/")
 	fs.StringVar(&papers, "papers", "all", "comma-separated papers to run ("+strings.Join(planKeys(reproPlan()), ", ")+"); the others' earlier results are reused")
 	fs.BoolVar(&o.noRun, "no-run", false, "run nothing; rebuild the report from the results already in -out")
@@ -176,12 +178,16 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.seeds, "seeds", 5, fmt.Sprintf("seeds per scheduler and scenario, 1..%d", maxSeeds))
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), fmt.Sprintf("runs at once, 1..%d", maxParallel))
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines on stderr")
+	fs.StringVar(&claimsFile, "claims", "", "a claims file of your own (JSON, the format of pkg/reproduce/claims/papers.json): run each claim's scheduler and baselines on its scenarios, uncoupled, into OUT/claims/<file's name>/, and judge the claims by the papers' rule (claims.md); not with -papers or -coupling")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usagef("reproduce: unexpected arguments %q", pos)
+	}
+	if given := fs.given(); claimsFile != "" && (given["papers"] || given["coupling"]) {
+		return usagef("-claims with -papers or -coupling: a claims file runs its own scenarios, uncoupled")
 	}
 	if o.seeds < 1 || o.seeds > maxSeeds {
 		return usagef("-seeds %d: want 1..%d", o.seeds, maxSeeds)
@@ -191,6 +197,16 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.columns, err = parseColumns(cols); err != nil {
 		return err
+	}
+	if claimsFile != "" {
+		page, err := reproduceOwn(o, claimsFile, stdout)
+		if err != nil {
+			return err
+		}
+		if !o.quiet {
+			fmt.Fprintf(stderr, "mpquic-bench: verdicts %s\n", page)
+		}
+		return nil
 	}
 	plan := reproPlan()
 	if papers != "all" {

@@ -1,6 +1,7 @@
 package cli
 
-// The experiment plan and the papers' claims, as data, and the papers' own tables.
+// The experiment plan and the papers' own tables (the claims are data:
+// pkg/reproduce/claims/papers.json, read by bench_reproduce_claims.go).
 
 import (
 	"fmt"
@@ -26,8 +27,6 @@ func matchAny(globs ...string) func(string) bool {
 		return false
 	}
 }
-
-func reproNaN() float64 { return math.NaN() }
 
 // Scheduler sets of the matrices.
 var (
@@ -146,64 +145,6 @@ func reproPlan() []paperPlan {
 				"Their gains come from waiting for the fast path when the slow one would hold the tail of a transfer; with uncoupled NewReno and queues of 1.5 × BDP the slow path's extra delay is small in most of our scenarios. " +
 				"Peekaboo's figure is \"up to\" 31% in the paper's own dynamic traces, which we do not have (and `wifi-walk-dropout` is shortened to a quarter). Its LinUCB learner starts with no model and, by its package doc, its exploration bonus dominates for the first hundreds of decisions, so part of a 2-10 MB download is spent trying to wait for the fast path; on the comprehensive scenario, whose paths are redrawn every 10 s with 2-10% loss, that learning may never settle.",
 		},
-	}
-}
-
-// reproClaims are the claims judged in the report.
-func reproClaims() []claim {
-	prsLoss := matchAny("prs-loss-*")
-	prsAll := matchAny("prs-*")
-	hetero := matchAny("hetero-2path", "wifi-lte", "wifi-walk-dropout.short", "prs-rtt-ratio-4", "prs-rtt-ratio-8", "prs-rtt-ratio-10", "prs-mixed-*")
-	everyday := matchAny("hetero-2path", "wifi-lte", "wifi-walk-dropout.short")
-	web := matchAny("hetero-2path.short", "wifi-lte.short", "fprs-size-sweep@bytes=200KB", "fprs-size-sweep@bytes=300KB", "fprs-size-sweep@bytes=1000KB")
-	dynamic := matchAny("wifi-walk-dropout.short", "llhd-comprehensive@*")
-	n := reproNaN()
-	return []claim{
-		{paper: "prs", id: "prs-ooo-fig22", own: true, source: "PRS-MPTCP §6.2 and abstract.",
-			text:  "PRS has 38%, 37%, 45% and 44% fewer out-of-order packets than BLEST, ECF, RR and the default scheduler (Fig. 22)",
-			sched: "prs", baselines: []string{"blest", "ecf", "roundrobin", "minrtt"}, claimed: []float64{-0.38, -0.37, -0.45, -0.44},
-			metric: mOOO, match: prsLoss, scope: "the paper's own Fig. 22 experiment, `prs-loss-{0,0.5,1,3,5}` (equal RTT 10 ms), full 10 MB."},
-		{paper: "prs", id: "prs-ooo-all", own: true, source: "PRS-MPTCP, abstract (stated without restriction to one experiment).",
-			text:  "The same, over all three of the paper's experiments",
-			sched: "prs", baselines: []string{"blest", "ecf", "roundrobin", "minrtt"}, claimed: []float64{-0.38, -0.37, -0.45, -0.44},
-			metric: mOOO, match: prsAll, scope: "all twelve `prs-*` scenarios (RTT ratio, loss, mixed), full 10 MB; the paper's figure is only from the loss experiment."},
-		{paper: "llhd", id: "llhd-throughput", own: true, source: "LLHD abstract; Table 1 (Scenario #1) and §4.",
-			text:  "LLHD has about 25% higher throughput than Linux's default (minRTT)",
-			sched: "llhd", baselines: []string{"minrtt"}, claimed: []float64{0.25},
-			metric: mGoodput, match: matchAny("llhd-s1.short", "llhd-s2.short", "llhd-s3.short"), scope: "the paper's Scenarios #1-#3 as timed runs, shortened 300 s → 30 s."},
-		{paper: "llhd", id: "llhd-delay", own: true, source: "LLHD abstract; Figs. 2-5 report FCT.",
-			text:  "LLHD has about 45% lower data transmission delay (here: FCT) than minRTT",
-			sched: "llhd", baselines: []string{"minrtt"}, claimed: []float64{-0.45},
-			metric: mFCT, match: matchAny("llhd-s1-size@*", "llhd-s2-loss@*", "llhd-s3-delay@*", "llhd-comprehensive@*"),
-			scope: "the paper's Figs. 2-5 experiments (`llhd-s1-size` 2 and 10 MB, `llhd-s2-loss` and `llhd-s3-delay` at 5 MB, `llhd-comprehensive` 2 and 10 MB)."},
-		{paper: "fprs", id: "fprs-fct", own: true, source: "FPRS, Experiments & Evaluation, Fig. 12.",
-			text:  "FPRS has the shortest download time",
-			sched: "fprs", baselines: []string{"minrtt", "blest", "ecf", "prs", "llhd", "roundrobin", "redundant"}, claimed: []float64{n, n, n, n, n, n, n},
-			metric: mFCT, match: matchAny("fprs-size-sweep@*"), scope: "the paper's Fig. 12 sizes on its Wi-Fi-Ethernet pair (256 MB shortened to 32 MB)."},
-		{paper: "fprs", id: "fprs-throughput", own: true, source: "FPRS, Figs. 9-11.",
-			text:  "FPRS has the highest throughput on every testbed",
-			sched: "fprs", baselines: []string{"minrtt", "blest", "roundrobin", "redundant"}, claimed: []float64{n, n, n, n},
-			metric: mGoodput, match: matchAny("fprs-wifi-*"), scope: "the paper's three testbeds of Table 1, timed 200 s shortened to 4 s."},
-		{paper: "classic", id: "blest-goodput", source: "BLEST (Ferlin et al. 2016), via FACTS.md.",
-			text:  "BLEST has 12% more goodput than minRTT",
-			sched: "blest", baselines: []string{"minrtt"}, claimed: []float64{0.12},
-			metric: mGoodput, match: hetero, scope: "not BLEST's own: `hetero-2path`, `wifi-lte`, `wifi-walk-dropout.short`, and the heterogeneous-RTT PRS scenarios."},
-		{paper: "classic", id: "blest-resent", source: "BLEST (Ferlin et al. 2016), via FACTS.md.",
-			text:  "BLEST has 80% fewer unneeded retransmissions (here: re-sent bytes) than minRTT",
-			sched: "blest", baselines: []string{"minrtt"}, claimed: []float64{-0.80},
-			metric: mResent, match: hetero, scope: "not BLEST's own: as for the goodput claim."},
-		{paper: "classic", id: "ecf-web", source: "ECF (Lim et al. 2017), via FACTS.md.",
-			text:  "ECF completes web downloads 26% faster than minRTT",
-			sched: "ecf", baselines: []string{"minrtt"}, claimed: []float64{-0.26},
-			metric: mFCT, match: web, scope: "not ECF's own: 1 MB downloads on `hetero-2path` and `wifi-lte`, and 200 KB, 300 KB and 1000 KB on the FPRS Wi-Fi-Ethernet pair."},
-		{paper: "classic", id: "ecf-ooo-delay", source: "ECF (Lim et al. 2017), via FACTS.md.",
-			text:  "ECF has 71% less out-of-order delay (here: HoL-blocked time) than minRTT",
-			sched: "ecf", baselines: []string{"minrtt"}, claimed: []float64{-0.71},
-			metric: mHoL, match: everyday, scope: "not ECF's own: `hetero-2path`, `wifi-lte` (20 MB) and `wifi-walk-dropout.short`."},
-		{paper: "classic", id: "peekaboo-dynamic", source: "Peekaboo (Wu et al. 2020), via FACTS.md.",
-			text:  "Peekaboo is up to 31% better (here: lower FCT) than ECF and BLEST in dynamic scenarios",
-			sched: "peekaboo", baselines: []string{"ecf", "blest"}, claimed: []float64{n, n},
-			metric: mFCT, match: dynamic, scope: "not Peekaboo's own: the scenarios whose links change over time, `wifi-walk-dropout.short` and `llhd-comprehensive` (2 and 10 MB). \"Up to\" gives no size to check, so only the direction is judged."},
 	}
 }
 

@@ -30,6 +30,8 @@ const runWhat = `Runs every scheduler × scenario × seed of the matrix, in virt
 processes of this binary, each run in a testing/synctest bubble) unless
 -realtime. Writes DIR/results.jsonl (one record per run), DIR/matrix.json
 (which matrix and shard), and the report: summary.csv, plots/ and results.md.
+-repeat K runs each scenario's first seed K more times into DIR/repeats.jsonl;
+the report shows how much one seed varies from run to run.
 -shard K/N runs the runs whose index in the full matrix is K modulo N (K
 counts from 0); 'mpquic-bench merge' joins the shards' directories.`
 
@@ -54,6 +56,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.fallback, "edar-fallback", false, "if the EdAR model (or learned's -policy) cannot be used, run edar, edar-o and learned as minRTT, named <name>-minrtt-fallback (default: refuse the run)")
 	fs.StringVar(&f.coupling, "coupling", "", "coupled congestion control of the sending session, a comma-separated list run as one more dimension of the matrix: "+strings.Join(cc.Names(), ", ")+" (runs named <scheduler>+<coupling>; empty: the scenario's own, else none)")
 	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+orSuffix+")")
+	fs.IntVar(&f.repeat, "repeat", 0, fmt.Sprintf("also run the first seed this many more times for every scheduler and scenario, into DIR/%s, to measure how much one seed varies from run to run (0..%d; not with -shard)", report.RepeatsFile, maxRepeat))
 	fs.Var(&f.shard, "shard", "K/N: run only slice K (from 0) of N of the matrix: the runs whose index is K modulo N")
 	pos, err := fs.parse(args)
 	if err != nil {
@@ -87,6 +90,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 func checkRunFlags(f *runFlags, given map[string]bool) error {
 	if given["seeds"] && (f.seeds < 1 || f.seeds > maxSeeds) {
 		return usagef("-seeds %d: want 1..%d (leave it out for the scenario's own count)", f.seeds, maxSeeds)
+	}
+	if f.repeat < 0 || f.repeat > maxRepeat {
+		return usagef("-repeat %d: want 0..%d", f.repeat, maxRepeat)
+	}
+	if f.repeat > 0 && f.shard.N > 1 {
+		return usagef("-repeat with -shard: run the repeats in an unsharded run")
 	}
 	if f.parallel < 1 || f.parallel > maxParallel {
 		return usagef("-parallel %d: want 1..%d", f.parallel, maxParallel)
@@ -218,6 +227,9 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 	if !f.quiet {
 		fmt.Fprintf(stderr, "mpquic-bench: %d runs in %.1f s wall for %.1f s of emulated transfers (%.0f× the wall clock); %d failed\n",
 			len(results), wall.Seconds(), sim, sim/max(wall.Seconds(), 1e-9), failed)
+	}
+	if err := runRepeats(f, jobs, len(all), stderr); err != nil {
+		return err
 	}
 	if !f.noReport && len(results) > 0 {
 		md, err := report.Markdown(f.out)

@@ -2,17 +2,18 @@ package report
 
 import (
 	"fmt"
-	"math"
+	"image/color"
+	"slices"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
+	"github.com/mpqsched/mpqsched/pkg/stats"
 )
 
 // notRecovered reports whether ev's link came back before the FCT but its
@@ -55,22 +56,21 @@ func recoveryCell(r Row, prec int) string {
 	return s
 }
 
-// recoveryPlot plots, for a scenario with outages or handoffs, each event of
-// every successful run at the time its link came back: the path's recovery
-// time (filled circle) and the failover gap at its start (triangle), per
-// scheduler; events whose path did not recover before the FCT are crosses
-// at the top.
+// recoveryPlot plots, for a scenario with outages or handoffs, every event
+// of every successful run as a strip per scheduler: the path's recovery
+// time (filled circles, left) and the failover gap at the event's start
+// (triangles, right), spread sideways so that equal values stay visible,
+// with a bar at each strip's median; events whose path did not recover
+// before the FCT are crosses at the top.
 func recoveryPlot(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure, bool) {
 	p := plot.New()
 	p.Title.Text = "Recovery and failover gap per outage or handoff: " + scn
-	p.X.Label.Text = "link back (end of the window), s since the start"
 	p.Y.Label.Text = "time (s)"
 	fig := Figure{Kind: "recovery", Title: p.Title.Text}
 	tm := timedRuns(scn, rs)
-	type pts struct{ rec, gap, none plotter.XYs }
 	scheds := schedulers(rs)
-	per := make([]pts, len(scheds))
-	top, xmax, n := 0.0, 0.0, 0
+	rec, gap, none := make([][]float64, len(scheds)), make([][]float64, len(scheds)), make([]int, len(scheds))
+	top, n := 0.0, 0
 	window, pre := 0.0, 0.0 // as the runs recorded them, s
 	for i, sch := range scheds {
 		for _, r := range rs {
@@ -80,15 +80,14 @@ func recoveryPlot(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure,
 			for _, ev := range r.HandoffEvents {
 				n++
 				window, pre = ev.RecoveryWindowSec, max(pre, ev.PreEventSec)
-				xmax = max(xmax, ev.EndSec)
-				per[i].gap = append(per[i].gap, plotter.XY{X: ev.EndSec, Y: ev.FailoverGapSec})
+				gap[i] = append(gap[i], ev.FailoverGapSec)
 				top = max(top, ev.FailoverGapSec)
 				switch {
 				case ev.RecoverySec != nil:
-					per[i].rec = append(per[i].rec, plotter.XY{X: ev.EndSec, Y: *ev.RecoverySec})
+					rec[i] = append(rec[i], *ev.RecoverySec)
 					top = max(top, *ev.RecoverySec)
 				case notRecovered(ev):
-					per[i].none = append(per[i].none, plotter.XY{X: ev.EndSec})
+					none[i]++
 				}
 			}
 		}
@@ -99,55 +98,71 @@ func recoveryPlot(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure,
 	if top <= 0 {
 		top = 1
 	}
-	// Schedulers side by side around each event's time.
-	off := math.Max(xmax, 1) * 0.006
-	unrec := false
+	recStyle := draw.GlyphStyle{Color: color.NRGBA{R: 20, G: 60, B: 160, A: 200}, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}
+	gapStyle := draw.GlyphStyle{Color: color.NRGBA{R: 210, G: 110, B: 0, A: 220}, Radius: vg.Points(2.4), Shape: draw.TriangleGlyph{}}
+	noneStyle := draw.GlyphStyle{Color: color.NRGBA{R: 200, G: 0, B: 0, A: 255}, Radius: vg.Points(3), Shape: draw.CrossGlyph{}}
+	var names []string
+	legend := map[string]bool{}
 	for i, sch := range scheds {
-		dx := (float64(i) - float64(len(scheds)-1)/2) * off
+		names = append(names, sch)
 		for _, set := range []struct {
-			xys   plotter.XYs
-			shape draw.GlyphDrawer
-			label string
+			ys     []float64
+			dx     float64
+			style  draw.GlyphStyle
+			label  string
+			median bool
 		}{
-			{per[i].rec, draw.CircleGlyph{}, sch + " recovery"},
-			{per[i].gap, draw.TriangleGlyph{}, sch + " failover gap"},
-			{per[i].none, draw.CrossGlyph{}, ""},
+			{rec[i], -0.18, recStyle, "recovery", true},
+			{gap[i], 0.18, gapStyle, "failover gap", true},
+			{slices.Repeat([]float64{top * 1.1}, none[i]), 0, noneStyle, "not recovered by the FCT or the next event", false},
 		} {
-			if len(set.xys) == 0 {
+			if len(set.ys) == 0 {
 				continue
 			}
-			xys := make(plotter.XYs, len(set.xys))
-			for k, xy := range set.xys {
-				xys[k] = plotter.XY{X: xy.X + dx, Y: xy.Y}
-				if set.label == "" {
-					xys[k].Y = top * 1.1
-					unrec = true
-				}
+			xys := make(plotter.XYs, len(set.ys))
+			for k, y := range set.ys {
+				xys[k] = plotter.XY{X: float64(i) + set.dx + jitter(k, len(set.ys)), Y: y}
 			}
 			sc, err := plotter.NewScatter(xys)
 			if err != nil {
 				continue
 			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(i), Radius: vg.Points(3), Shape: set.shape}
+			sc.GlyphStyle = set.style
 			p.Add(sc)
-			if set.label != "" {
+			if !legend[set.label] {
+				legend[set.label] = true
 				p.Legend.Add(set.label, sc)
+			}
+			if set.median {
+				m := stats.Quantile(set.ys, 0.5)
+				if l, err := plotter.NewLine(plotter.XYs{{X: float64(i) + set.dx - 0.14, Y: m}, {X: float64(i) + set.dx + 0.14, Y: m}}); err == nil {
+					l.Color, l.Width = color.Black, vg.Points(1.5)
+					p.Add(l)
+				}
 			}
 		}
 	}
-	note := fmt.Sprintf("Recovery: from the link's return to the start of the first %g s over which the path carries half its rate before the event "+
+	note := fmt.Sprintf("One circle and one triangle per event of every successful run; the black bars are the medians. Recovery: from the link's return to the start of the first %g s over which the path carries half its rate before the event "+
 		"(over up to %g s; 10 ms grid). Failover gap: the longest wait for in-order data during the window, from its start.", window, pre)
-	if unrec {
+	if slices.ContainsFunc(none, func(k int) bool { return k > 0 }) {
 		note += " Crosses at the top: the path had not recovered by the FCT or by its next event."
 	}
 	fig.Note = note
+	p.NominalX(names...)
+	padX(p, len(names))
 	p.Y.Min, p.Y.Max = 0, top*1.1*headroom
-	p.X.Min = 0
-	p.X.Max = xmax * 1.05
 	p.Legend.Top = true
-	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
 	return p, fig, true
+}
+
+// jitter spreads the k-th of n points of a strip sideways, within ±0.1,
+// in a fixed pattern, so that equal values do not hide each other.
+func jitter(k, n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	return 0.2*float64(k)/float64(n-1) - 0.1
 }
 
 // EventTable renders every handoff event of rs's successful runs as a

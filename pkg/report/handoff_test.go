@@ -138,8 +138,8 @@ func TestEventTableAndPlot(t *testing.T) {
 	if !ok || fig.Kind != "recovery" || !strings.Contains(fig.Note, "had not recovered") {
 		t.Fatalf("recovery plot %v, %+v", ok, fig)
 	}
-	if p.Y.Max < 0.8 || p.X.Max < 23 {
-		t.Errorf("axes end at x %v, y %v: want every event (link back at 23 s, recovery 0.8 s) inside", p.X.Max, p.Y.Max)
+	if p.Y.Max < 0.8 || p.X.Max < float64(len(schedulers(rs)))-1 {
+		t.Errorf("axes end at x %v, y %v: want every scheduler's strip and every event (recovery 0.8 s) inside", p.X.Max, p.Y.Max)
 	}
 	if _, _, ok := recoveryPlot("x", []metrics.Result{fromFile("minrtt", 1, 0.63)}, nil); ok {
 		t.Error("a recovery plot without events")

@@ -19,8 +19,9 @@ const (
 
 // Markdown reads dir/results.jsonl and writes dir/summary.csv, the plots in
 // dir/plots (PNG and SVG) and dir/results.md, which holds the summary table
-// and embeds the PNG plots by relative path. It returns the path of
-// results.md.
+// and embeds the PNG plots by relative path; with dir/repeats.jsonl
+// (RepeatsFile), it also shows the run-to-run spread of one seed. It
+// returns the path of results.md.
 func Markdown(dir string) (string, error) {
 	results, err := ReadResults(filepath.Join(dir, ResultsFile))
 	if err != nil {
@@ -48,6 +49,14 @@ func Markdown(dir string) (string, error) {
 		plural(len(results), "run"), plural(len(schedulers(results)), "scheduler"), plural(len(scenarios(results)), "scenario"), ResultsFile, SummaryFile, SummaryFile)
 	b.WriteString(WhenSchedulersDiffer + "\n\n")
 	b.WriteString(MarkdownTable(rows))
+	b.WriteString("\n" + TieSection(rows))
+	repeats, err := readRepeats(dir)
+	if err != nil {
+		return "", err
+	}
+	if t := SpreadSection(Spreads(results, repeats)); t != "" {
+		b.WriteString("\n" + t)
+	}
 	if t := VideoTables(VideoRows(results)); t != "" { // video.go
 		b.WriteString("\n" + t)
 	}
@@ -84,6 +93,7 @@ func Markdown(dir string) (string, error) {
 		}
 		b.WriteString("\n\n")
 	}
+	b.WriteString("## Glossary\n\n" + GlossaryMarkdown() + "\n")
 	b.WriteString("## Method\n\n")
 	writeMethod(&b)
 	out := filepath.Join(dir, MarkdownFile)
@@ -95,7 +105,7 @@ func Markdown(dir string) (string, error) {
 
 // WhenSchedulersDiffer is the report's one line on what the numbers can show.
 const WhenSchedulersDiffer = "**When schedulers can differ.** With lossless paths and a receive window larger than every path's bandwidth-delay product, " +
-	"any scheduler that keeps every path busy fills every window, so their goodputs tie within a few per cent (hetero-2path); " +
+	"any scheduler that keeps every path busy fills every window, so their goodputs come within a few per cent of each other (hetero-2path, where runs vary so little that the tie test can still tell differences of 0.1% apart); " +
 	"they differ when the receive buffer is small beside paths of very different RTTs (data on the slow path holds the window: rtt10x-256k), " +
 	"when a path loses packets, fades or fails (wifi-handoff: max stall), and in latency (out-of-order segments, head-of-line blocking)."
 
@@ -108,7 +118,8 @@ func writeMethod(b *strings.Builder) {
 	b.WriteString("redundancy is redundant bytes per application byte. ")
 	b.WriteString("Capacity is the sum of the paths' bottleneck rates (time-averaged if they vary); ")
 	b.WriteString("the FCT lower bound is an ideal fluid transfer joined the way the runner joins paths: path 0 is up after two of its RTTs (QUIC and session handshakes) and the request reaches the server one up-link delay later; paths 1, 2, ... join one after another while the download runs, two RTTs each; each path then carries its down-link rate (outages, steps, handoffs and trace means included), and a bit arrives one down-link delay after it is sent. ")
-	b.WriteString("Goodput over time shows, per scheduler, its run of median FCT, from the session's open to that FCT, one step per 100 ms sample interval, against the summed capacity of the paths; the area under a curve is the bytes delivered in order. ")
+	b.WriteString("Goodput over time shows, in one panel per scheduler on shared axes, its run of median FCT, from the session's open to that FCT: one thin step per 100 ms sample interval, and in bold their mean over ")
+	fmt.Fprintf(b, "%.2f s intervals, against the summed capacity of the paths; the area under a curve is the bytes delivered in order. ", SmoothSec)
 	b.WriteString("Those bytes are counted when the application can read them: when a missing segment arrives, the data held behind it goes up at once, so such an interval can rise above the capacity line and the intervals before it fall below. We plot these bursts as measured rather than smooth them away. ")
 	b.WriteString("Max stall is each run's longest wait for in-order data between the request and the FCT (timed at every read). ")
 	b.WriteString("For scenarios with outages or handoffs, each event of a path's down link is measured: recovery is the time from the link's return until the path carries half its receive rate of the 2 s before the event again, over a 200 ms window (on a 10 ms sampling grid); ")

@@ -62,8 +62,15 @@ func Plots(dir string, results []metrics.Result) ([]Figure, error) {
 				srows = append(srows, r)
 			}
 		}
+		if p, f, ok := goodputOverTime(scn, rs, srows); ok { // timepanels.go: small multiples
+			f.Scenario = scn
+			if err := save(dir, p, &f, f.Kind+"_"+slug(scn)); err != nil {
+				return nil, err
+			}
+			figs = append(figs, f)
+		}
 		for _, mk := range []func(string, []metrics.Result, []Row) (*plot.Plot, Figure, bool){
-			goodputOverTime, completionBars, oooCDF, pathShare, recoveryPlot,
+			completionBars, oooCDF, pathShare, recoveryPlot,
 			objectCDF, pageLoadCDF, rpcCDF, chunkCDF, // workload_plots.go
 		} {
 			p, f, ok := mk(scn, rs, srows)
@@ -87,8 +94,14 @@ func Plots(dir string, results []metrics.Result) ([]Figure, error) {
 	return figs, nil
 }
 
+// saver is a figure that can be written to a file: a *plot.Plot, or a
+// figure of panels.
+type saver interface {
+	Save(w, h vg.Length, file string) error
+}
+
 // save writes p as dir/plots/base.png and .svg and records both paths in f.
-func save(dir string, p *plot.Plot, f *Figure, base string) error {
+func save(dir string, p saver, f *Figure, base string) error {
 	base = filepath.Join(PlotsDir, base)
 	f.PNG, f.SVG = base+".png", base+".svg"
 	for _, name := range []string{f.PNG, f.SVG} {

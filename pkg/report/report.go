@@ -105,6 +105,13 @@ type Row struct {
 	FCTLowerBoundSec float64
 	// Timed is set if the runs or the library mark the scenario as timed.
 	Timed bool
+
+	// GoodputTie holds the letters of the row's goodput tie groups within
+	// its scenario (ties.go): rows that share a letter are statistically
+	// tied; "a" holds the highest mean.
+	GoodputTie string
+
+	goodputs []float64 // the successful runs' goodputs, bits/s, for markTies
 }
 
 // OK reports whether a run succeeded: no error and verified data. A run of a
@@ -209,7 +216,7 @@ func timedRuns(name string, rs []metrics.Result) bool {
 }
 
 // Summarize builds one Row per scenario × scheduler, sorted by scenario then
-// scheduler.
+// scheduler, with the goodput tie groups of each scenario marked.
 func Summarize(results []metrics.Result) []Row {
 	keys, groups := group(results)
 	rows := make([]Row, 0, len(keys))
@@ -261,7 +268,9 @@ func Summarize(results []metrics.Result) []Row {
 		row.MaxStall = stats.Summarize(stall)
 		row.Recovery, row.FailoverGap = stats.Summarize(ho.recovery), stats.Summarize(ho.gap)
 		row.Events, row.Unrecovered = ho.events, ho.unrecovered
+		row.goodputs = gp
 		rows = append(rows, row)
 	}
+	markTies(rows)
 	return rows
 }

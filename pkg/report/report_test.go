@@ -252,10 +252,11 @@ func TestRecordedScenario(t *testing.T) {
 	if !ok || r.Seed != 1 {
 		t.Errorf("representative run: seed %d (%v), want seed 1, the median FCT", r.Seed, ok)
 	}
-	p, fig, ok := goodputOverTime("my-three-paths", rs, rows)
+	f, fig, ok := goodputOverTime("my-three-paths", rs, rows)
 	if !ok {
 		t.Fatal("no goodput plot")
 	}
+	p := f.grid[0][0]
 	if want := 0.63 * 1.02; math.Abs(p.X.Max-want) > 1e-9 {
 		t.Errorf("x axis ends at %v s, want just past the FCT of the run shown (%v)", p.X.Max, want)
 	}

@@ -25,11 +25,13 @@ var CSVHeader = []string{
 	"recovery_s_mean", "recovery_s_ci95",
 	"failover_gap_s_mean", "failover_gap_s_ci95",
 	"handoff_events", "unrecovered_events",
+	"goodput_tie_group",
 }
 
-// WriteCSV writes rows as CSV with CSVHeader. Unknown values (NaN) are empty
-// cells: recovery and failover gap are empty for a scenario without outages
-// or handoffs (handoff_events 0).
+// WriteCSV writes rows as CSV with CSVHeader; goodput_tie_group is
+// Row.GoodputTie. Unknown values (NaN) are empty cells: recovery and
+// failover gap are empty for a scenario without outages or handoffs
+// (handoff_events 0).
 func WriteCSV(w io.Writer, rows []Row) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -55,7 +57,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 		} {
 			rec = append(rec, num(s.m), num(s.ci))
 		}
-		rec = append(rec, strconv.Itoa(r.Events), strconv.Itoa(r.Unrecovered))
+		rec = append(rec, strconv.Itoa(r.Events), strconv.Itoa(r.Unrecovered), r.GoodputTie)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -78,13 +80,14 @@ func pm(mean, ci, scale float64, prec int, unit string) string {
 }
 
 // MarkdownTable renders rows as a Markdown table: mean ± 95% CI of each
-// metric, the two bound columns, and the handoff metrics (max stall of
-// every run; recovery and failover gap pooled over the outage and handoff
-// events, "n/a" for a scenario without any).
+// metric, the goodput tie groups (Row.GoodputTie), the two bound columns,
+// and the handoff metrics (max stall of every run; recovery and failover
+// gap pooled over the outage and handoff events, "n/a" for a scenario
+// without any).
 func MarkdownTable(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| scenario | scheduler | runs (failed) | goodput (Mbit/s) | FCT (s) | out-of-order segs | HoL blocked (s) | retrans rate (%) | redundancy (%) | capacity (Mbit/s) | FCT lower bound (s) | max stall (s) | recovery (s) | failover gap (s) |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| scenario | scheduler | runs (failed) | goodput (Mbit/s) | tie group | FCT (s) | out-of-order segs | HoL blocked (s) | retrans rate (%) | redundancy (%) | capacity (Mbit/s) | FCT lower bound (s) | max stall (s) | recovery (s) | failover gap (s) |\n")
+	b.WriteString("|---|---|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		fct := r.FCT.Format(1, 3)
 		if r.Timed {
@@ -94,9 +97,9 @@ func MarkdownTable(rows []Row) string {
 		if r.Events > 0 {
 			gap = r.FailoverGap.Format(1, 3)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d (%d) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d (%d) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			mdEscape(r.Scenario), mdEscape(r.Scheduler), r.Runs, r.Failed,
-			r.Goodput.Format(1e-6, 2),
+			r.Goodput.Format(1e-6, 2), r.GoodputTie,
 			fct,
 			r.OOO.Format(1, 0),
 			r.HoL.Format(1, 3),
@@ -114,13 +117,13 @@ func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // WriteText writes rows as the aligned plain-text table mpquic-bench prints:
 // mean ± 95% CI of goodput and FCT ("± n/a" after a single run, "n/a"
-// without a successful run), goodput over capacity, and the means of the
-// other metrics: max stall per run, and recovery and failover gap over the
+// without a successful run), the goodput tie groups, goodput over
+// capacity, and the means of the other metrics: max stall per run, and recovery and failover gap over the
 // outage and handoff events ("n/a" without any; "k!" after the recovery
 // when k events did not recover before the FCT).
 func WriteText(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tscheduler\truns\tgoodput Mbit/s\t/capacity\tFCT s\tOOO segs\tHoL s\tredundancy\tmax stall s\trecovery s\tfailover s\t")
+	fmt.Fprintln(tw, "scenario\tscheduler\truns\tgoodput Mbit/s\ttie\t/capacity\tFCT s\tOOO segs\tHoL s\tredundancy\tmax stall s\trecovery s\tfailover s\t")
 	for _, r := range rows {
 		fct := r.FCT.Format(1, 3)
 		if r.Timed {
@@ -133,8 +136,8 @@ func WriteText(w io.Writer, rows []Row) error {
 				rec += fmt.Sprintf(" %d!", r.Unrecovered)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.Scenario, r.Scheduler, r.Runs-r.Failed, r.Runs, r.Goodput.Format(1e-6, 2),
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.Scenario, r.Scheduler, r.Runs-r.Failed, r.Runs, r.Goodput.Format(1e-6, 2), r.GoodputTie,
 			pm(r.Goodput.Mean/r.CapacityBps, math.NaN(), 1, 3, ""), fct,
 			pm(r.OOO.Mean, math.NaN(), 1, 0, ""), pm(r.HoL.Mean, math.NaN(), 1, 2, ""), pm(r.Redundancy.Mean, math.NaN(), 1, 3, ""),
 			pm(r.MaxStall.Mean, math.NaN(), 1, 3, ""), rec, gap)

@@ -2,14 +2,9 @@ package report
 
 import (
 	"cmp"
-	"fmt"
-	"image/color"
 	"slices"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 )
@@ -18,90 +13,6 @@ import (
 // rise above the capacity line.
 const spikeNote = "Each step is the data delivered in order within one sample interval (the area under a curve is the bytes delivered); " +
 	"when a missing segment arrives, the data held behind it is delivered at once, so such an interval can rise above the capacity line."
-
-// goodputOverTime plots, per scheduler, the goodput series of one
-// representative run (the OK run of median FCT, or of median goodput for a
-// timed scenario) on its recorded time axis, from the session's open to its
-// FCT, with the summed capacity of the paths over time and the outage and
-// handoff windows shaded.
-func goodputOverTime(scn string, rs []metrics.Result, _ []Row) (*plot.Plot, Figure, bool) {
-	p := plot.New()
-	p.Title.Text = "Goodput over time: " + scn
-	p.X.Label.Text = "time since the session opened (s)"
-	p.Y.Label.Text = "goodput (Mbit/s)"
-	fig := Figure{Kind: "goodput", Title: p.Title.Text}
-	tm := timedRuns(scn, rs)
-
-	var picked []metrics.Result
-	for _, sch := range schedulers(rs) {
-		if r, ok := representative(rs, sch, tm); ok {
-			picked = append(picked, r)
-		}
-	}
-	if len(picked) == 0 {
-		return nil, fig, false
-	}
-	xmax := 0.0
-	for _, r := range picked {
-		xmax = max(xmax, seriesTimes(r)[len(r.GoodputSeries)-1])
-	}
-	var notes []string
-	outages, handoffs, same := windows(picked)
-	if same {
-		if len(outages) > 0 {
-			s := &shade{spans: outages, color: color.NRGBA{R: 120, G: 120, B: 120, A: 70}}
-			p.Add(s)
-			p.Legend.Add("outage", s)
-		}
-		if len(handoffs) > 0 {
-			s := &shade{spans: handoffs, color: color.NRGBA{R: 230, G: 150, B: 30, A: 70}}
-			p.Add(s)
-			p.Legend.Add("handoff", s)
-		}
-	} else {
-		notes = append(notes, "Outage and handoff windows differ between the runs shown and are not shaded.")
-	}
-	if ct, cb, ok := capacity(picked); ok {
-		xys := clipCurve(ct, cb, xmax)
-		if l, err := plotter.NewLine(xys); err == nil {
-			l.Color = color.Black
-			l.Width = vg.Points(1)
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(2)}
-			p.Add(l)
-			p.Legend.Add("capacity (sum of paths)", l)
-		}
-	} else {
-		notes = append(notes, "The runs shown have different capacities over time; none is drawn.")
-	}
-	for i, r := range picked {
-		ts := seriesTimes(r)
-		// A step per sample interval (T[k−1], T[k]], from 0 at the open and
-		// back to 0 at the end of the run.
-		xys := make(plotter.XYs, 0, len(ts)+2)
-		xys = append(xys, plotter.XY{X: 0, Y: 0})
-		for k, t := range ts {
-			xys = append(xys, plotter.XY{X: t, Y: r.GoodputSeries[k] / 1e6})
-		}
-		xys = append(xys, plotter.XY{X: ts[len(ts)-1], Y: 0})
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			continue
-		}
-		l.StepStyle = plotter.PreStep
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.2)
-		l.Dashes = plotutil.Dashes(i)
-		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (seed %d)", r.Scheduler, r.Seed), l)
-	}
-	notes = append(notes, "One run per scheduler: the run of median "+map[bool]string{false: "FCT", true: "goodput"}[tm]+" among its successful runs. "+spikeNote)
-	fig.Note = joinNotes(notes)
-	p.X.Min, p.X.Max, p.Y.Min = 0, xmax*1.02, 0
-	p.Y.Max *= headroom
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
-	return p, fig, true
-}
 
 func joinNotes(notes []string) string {
 	out := ""

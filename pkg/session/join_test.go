@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -14,11 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/quic-go/quic-go"
-
 	"github.com/mpqsched/mpqsched/pkg/certs"
 	"github.com/mpqsched/mpqsched/pkg/emu"
-	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
 // testbed is a server Listener and a client Session over emulated paths.
@@ -218,104 +214,6 @@ func TestStreamLimit(t *testing.T) {
 			}
 		}
 	})
-}
-
-// rawPeer dials the listener like a client but speaks raw frames.
-func rawPeer(t *testing.T, tb *testbed) (*quic.Conn, *quic.SendStream) {
-	t.Helper()
-	pc, _, err := tb.topo.AddPath(emu.PathSpec{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &quic.Transport{Conn: pc}
-	t.Cleanup(func() { tr.Close() })
-	conn, err := tr.Dial(context.Background(), tb.topo.Server.LocalAddr(), withALPN(tb.pair.Client), &quic.Config{EnableDatagrams: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := conn.OpenUniStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := out.Write(wire.AppendHandshake(nil, wire.Hello{})); err != nil {
-		t.Fatal(err)
-	}
-	in, err := conn.AcceptUniStream(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wire.ReadHandshake(bufio.NewReader(in)); err != nil {
-		t.Fatal(err)
-	}
-	return conn, out
-}
-
-// Malformed frames from a peer end the session with a protocol error; they
-// never panic it.
-func TestMalformedPeerFrames(t *testing.T) {
-	cases := []struct {
-		name string
-		send func(conn *quic.Conn, out *quic.SendStream) error
-	}{
-		{"garbage on the data stream", func(_ *quic.Conn, out *quic.SendStream) error {
-			_, err := out.Write([]byte{0x7f, 1, 2, 3})
-			return err
-		}},
-		{"oversized segment", func(_ *quic.Conn, out *quic.SendStream) error {
-			_, err := out.Write(wire.AppendSegmentHeader(nil, 0, 0, wire.MaxSegmentPayload+1))
-			return err
-		}},
-		{"segment beyond the window", func(_ *quic.Conn, out *quic.SendStream) error {
-			b := wire.AppendSegmentHeader(nil, 0, 1<<40, 10)
-			_, err := out.Write(append(b, make([]byte, 10)...))
-			return err
-		}},
-		{"bad frame in order", func(_ *quic.Conn, out *quic.SendStream) error {
-			b := wire.AppendSegmentHeader(nil, 0, 0, 3)
-			_, err := out.Write(append(b, 0x3f, 0, 0)) // no frame has type 0x3f
-			return err
-		}},
-		{"ack for unsent data", func(conn *quic.Conn, _ *quic.SendStream) error {
-			return conn.SendDatagram(wire.AppendAck(nil, &wire.Ack{Cum: 1000, Limit: 1 << 20}))
-		}},
-		{"truncated ack", func(conn *quic.Conn, _ *quic.SendStream) error {
-			return conn.SendDatagram([]byte{wire.TypeAck, 0x40})
-		}},
-		{"unknown datagram", func(conn *quic.Conn, _ *quic.SendStream) error {
-			return conn.SendDatagram([]byte{0x66})
-		}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				tb := newTestbed(t, 1, nil)
-				defer tb.close()
-				conn, out := rawPeer(t, tb)
-				srv, err := tb.ln.Accept(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := tc.send(conn, out); err != nil {
-					t.Fatal(err)
-				}
-				select {
-				case <-srv.Done():
-				case <-time.After(5 * time.Second):
-					t.Fatal("session survived a malformed frame")
-				}
-				if err := srv.Err(); !errors.Is(err, ErrProtocol) {
-					t.Errorf("session error = %v, want ErrProtocol", err)
-				}
-				// The peer learns why: its connection is closed with the
-				// protocol error code.
-				<-conn.Context().Done()
-				var ae *quic.ApplicationError
-				if err := context.Cause(conn.Context()); !errors.As(err, &ae) || ae.ErrorCode != codeProtocol {
-					t.Errorf("peer saw %v, want application error %d", err, codeProtocol)
-				}
-			})
-		})
-	}
 }
 
 var _ net.Addr = (*net.UDPAddr)(nil)
