@@ -58,8 +58,8 @@ func TestCloseDoesNotWaitForWindowUpdates(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		if typ := dropped.Load() - 1; typ != int32(wire.RecMaxData) {
-			t.Fatalf("the segment lost begins with record type %#x, want RecMaxData (%#x): the test's premise does not hold", typ, wire.RecMaxData)
+		if typ := dropped.Load() - 1; typ != int32(wire.FrameMaxStreamData) {
+			t.Fatalf("the segment lost begins with frame type %#x, want MAX_STREAM_DATA (%#x): the test's premise does not hold", typ, wire.FrameMaxStreamData)
 		}
 		start := time.Now()
 		done := make(chan error, 1)

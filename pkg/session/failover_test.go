@@ -154,12 +154,12 @@ func failoverStuck(srv, cli *Session) (bool, time.Duration) {
 }
 
 // has reports whether segment seq was received (delivered in order or
-// held for reordering); Session.mu is held.
+// ahead of the next in-order one); Session.mu is held.
 func (r *receiver) has(seq uint64) bool {
 	if seq < r.next {
 		return true
 	}
-	for _, run := range r.reorder.runs {
+	for _, run := range r.runs.runs {
 		if seq >= run.seq && seq < run.end {
 			return true
 		}

@@ -17,53 +17,48 @@ import (
 // (reflect.DeepEqual), as x/net/quic's debugFrames.
 //
 // All wire knowledge sits behind frameCodec: the harness and the tests see
-// only frames. A data plane with other frames (issue 30's STREAM frames of
-// stream ID, offset, length and fin) gets a codec of its own and, where it
-// differs, frame types of its own; dataFrame already names its stream
-// offset, as a STREAM frame does.
+// only frames. The codec is wire version 4's (wireV4): a segment of whole
+// frames (pkg/wire/frame.go), decoded as it arrives.
 
 // frame is one decoded session frame.
 type frame interface{ String() string }
 
 // Frames on a path's data stream (wire.TypeSegment) ...
 
-// segmentFrame is a segment of the connection-level byte stream. The
-// records that its bytes complete follow it, as frames of their own, on the
-// same path (records are decoded once the byte stream is contiguous, so a
-// segment that fills a gap is followed by the records of the segments that
-// waited for it).
+// segmentFrame is a segment; the frames it carries follow it, as frames of
+// their own, on the same path, in the segment's order.
 type segmentFrame struct {
 	Seq    uint64 // connection-level sequence number
 	Offset uint64 // connection byte offset of its first byte
 	Len    uint64 // payload bytes
 }
 
-// rawSegment is a segment the peer writes as it is (wire v3 only): from
-// wireV3.cut, to send segments out of order, twice or on another path.
+// rawSegment is a segment the peer writes as it is: from wireV4.cut, to
+// send segments out of order, twice or on another path.
 type rawSegment struct {
 	Seq, Offset uint64
 	Payload     []byte
 }
 
-// ... and the records (pkg/wire record.go) in the connection byte stream.
+// ... and the frames in segments (pkg/wire/frame.go).
 
-// dataFrame is stream data (wire.RecData, or the part of one that a
-// segment carried).
+// dataFrame is a STREAM frame's data (its FIN, if any, follows as a
+// finFrame).
 type dataFrame struct {
 	ID   uint64 // stream ID
 	Off  uint64 // stream offset of Data[0]
 	Data string
 }
 
-type finFrame struct{ ID uint64 }            // wire.RecFin
-type resetFrame struct{ ID, Code uint64 }    // wire.RecReset: RESET_STREAM
-type maxDataFrame struct{ ID, Limit uint64 } // wire.RecMaxData: MAX_STREAM_DATA
-type stopFrame struct{ ID, Code uint64 }     // wire.RecStopSending: STOP_SENDING
-type maxStreamsFrame struct {                // wire.RecMaxStreams / RecMaxUniStreams: MAX_STREAMS
+type finFrame struct{ ID uint64 }            // a STREAM frame's FIN (at the stream's end)
+type resetFrame struct{ ID, Code uint64 }    // RESET_STREAM (its final size: where the stream's data stands)
+type maxDataFrame struct{ ID, Limit uint64 } // MAX_STREAM_DATA
+type stopFrame struct{ ID, Code uint64 }     // STOP_SENDING
+type maxStreamsFrame struct {                // MAX_STREAMS
 	Uni   bool
 	Count uint64
 }
-type pathStatusFrame struct { // wire.RecPathStatus: PATH_STATUS_BACKUP / AVAILABLE
+type pathStatusFrame struct { // PATH_STATUS (RFC 10069's PATH_STATUS_BACKUP / AVAILABLE)
 	Path, Seq uint64
 	Backup    bool
 }
@@ -132,9 +127,8 @@ func (f closeFrame) String() string { return fmt.Sprintf("Close{code %d, %q}", f
 
 // frameCodec is everything the harness knows about the session's wire
 // format after the handshake. One codec serves the whole session (all
-// paths), since a connection-level byte stream spans paths. The harness
-// calls it from the peer's reader goroutines and the test goroutine, one
-// call at a time.
+// paths). The harness calls it from the peer's reader goroutines and the
+// test goroutine, one call at a time.
 type frameCodec interface {
 	// streamRead decodes bytes the session wrote on path's data stream,
 	// in order, in pieces of any size.
@@ -146,33 +140,24 @@ type frameCodec interface {
 	encode(fs []frame) (stream []byte, datagrams [][]byte, err error)
 }
 
-// wireV3 is the codec of wire version 3: segments of one connection-level
-// byte stream of records on each path's data stream; Acks, reports and
+// wireV4 is the codec of wire version 4: segments of whole frames on each
+// path's data stream, each decoded on arrival; Acks, reports and
 // application datagrams in QUIC datagrams.
-type wireV3 struct {
-	// Receive side: what the session sent.
-	partial map[int][]byte    // per path: a segment frame not yet complete
-	held    map[uint64][]byte // segments' payloads above next, by offset
-	next    uint64            // connection offset up to which records were parsed
-	parser  wire.RecordParser
-	sink    recordFrames
-	// Send side: the peer's own byte stream.
-	seq, off uint64            // the peer's next sequence number and connection offset
+type wireV4 struct {
+	partial map[int][]byte // receive side: per path, a segment not yet complete
+	sink    streamFrames
+	// Send side: the peer's own segments.
+	seq, off uint64            // the peer's next sequence number and segment offset
 	sent     map[uint64]uint64 // stream offset the peer wrote up to, by stream ID
 }
 
-var _ frameCodec = (*wireV3)(nil)
+var _ frameCodec = (*wireV4)(nil)
 
-func newWireV3() *wireV3 {
-	return &wireV3{
-		partial: map[int][]byte{},
-		held:    map[uint64][]byte{},
-		sink:    recordFrames{off: map[uint64]uint64{}},
-		sent:    map[uint64]uint64{},
-	}
+func newWireV4() *wireV4 {
+	return &wireV4{partial: map[int][]byte{}, sent: map[uint64]uint64{}}
 }
 
-func (c *wireV3) streamRead(path int, p []byte) ([]frame, error) {
+func (c *wireV4) streamRead(path int, p []byte) ([]frame, error) {
 	b := append(c.partial[path], p...)
 	var out []frame
 	for {
@@ -185,77 +170,40 @@ func (c *wireV3) streamRead(path int, p []byte) ([]frame, error) {
 		}
 		b = b[n:]
 		out = append(out, segmentFrame{Seq: seg.Seq, Offset: seg.Offset, Len: uint64(len(seg.Payload))})
-		if seg.Offset+uint64(len(seg.Payload)) <= c.next {
-			continue // a copy of what arrived already
-		}
-		if _, ok := c.held[seg.Offset]; !ok {
-			c.held[seg.Offset] = append([]byte(nil), seg.Payload...)
-		}
-		recs, err := c.drain()
-		if err != nil {
+		c.sink.out = nil
+		if err := wire.ParseFrames(seg.Payload, &c.sink); err != nil {
 			return out, err
 		}
-		out = append(out, recs...)
+		out = append(out, c.sink.out...)
 	}
 	c.partial[path] = append([]byte(nil), b...)
 	return out, nil
 }
 
-// drain parses the contiguous bytes held at next.
-func (c *wireV3) drain() ([]frame, error) {
-	c.sink.out = nil
-	for {
-		var p []byte
-		var at uint64
-		found := false
-		for o, b := range c.held { // few entries in scripted tests
-			if o <= c.next && o+uint64(len(b)) > c.next {
-				p, at, found = b, o, true
-				break
-			}
-		}
-		if !found {
-			return c.sink.out, nil
-		}
-		delete(c.held, at)
-		p = p[c.next-at:]
-		c.next += uint64(len(p))
-		if err := c.parser.Feed(p, &c.sink); err != nil {
-			return c.sink.out, err
-		}
+// streamFrames turns a segment's frames into harness frames.
+type streamFrames struct{ out []frame }
+
+func (r *streamFrames) add(f frame) error { r.out = append(r.out, f); return nil }
+
+func (r *streamFrames) StreamFrame(id, off uint64, p []byte, fin bool) error {
+	if len(p) > 0 {
+		r.add(dataFrame{ID: id, Off: off, Data: string(p)})
 	}
+	if fin {
+		r.add(finFrame{id})
+	}
+	return nil
 }
-
-// recordFrames turns records into frames.
-type recordFrames struct {
-	out []frame
-	off map[uint64]uint64 // stream offset received so far, by stream ID
-}
-
-func (r *recordFrames) add(f frame) error { r.out = append(r.out, f); return nil }
-
-func (r *recordFrames) StreamData(id uint64, p []byte) error {
-	o := r.off[id]
-	r.off[id] = o + uint64(len(p))
-	return r.add(dataFrame{ID: id, Off: o, Data: string(p)})
-}
-func (r *recordFrames) StreamFin(id uint64) error { return r.add(finFrame{id}) }
-func (r *recordFrames) StreamReset(id, code uint64) error {
-	return r.add(resetFrame{id, code})
-}
-func (r *recordFrames) StreamMaxData(id, limit uint64) error {
-	return r.add(maxDataFrame{id, limit})
-}
-func (r *recordFrames) StreamStopSending(id, code uint64) error {
-	return r.add(stopFrame{id, code})
-}
-func (r *recordFrames) MaxStreams(n uint64) error    { return r.add(maxStreamsFrame{false, n}) }
-func (r *recordFrames) MaxUniStreams(n uint64) error { return r.add(maxStreamsFrame{true, n}) }
-func (r *recordFrames) PathStatus(path, seq uint64, backup bool) error {
+func (r *streamFrames) ResetStream(id, code, _ uint64) error { return r.add(resetFrame{id, code}) }
+func (r *streamFrames) MaxStreamData(id, limit uint64) error { return r.add(maxDataFrame{id, limit}) }
+func (r *streamFrames) StopSending(id, code uint64) error    { return r.add(stopFrame{id, code}) }
+func (r *streamFrames) MaxData(uint64) error                 { return fmt.Errorf("MAX_DATA from the session") }
+func (r *streamFrames) MaxStreams(n uint64, uni bool) error  { return r.add(maxStreamsFrame{uni, n}) }
+func (r *streamFrames) PathStatus(path, seq uint64, backup bool) error {
 	return r.add(pathStatusFrame{path, seq, backup})
 }
 
-func (c *wireV3) datagramRead(path int, b []byte) (frame, error) {
+func (c *wireV4) datagramRead(path int, b []byte) (frame, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("empty datagram")
 	}
@@ -300,17 +248,19 @@ func (c *wireV3) datagramRead(path int, b []byte) (frame, error) {
 	return nil, fmt.Errorf("unknown datagram type %#x", b[0])
 }
 
-// encode packs the record frames of fs into one segment (more if they
-// exceed wire.MaxSegmentPayload) of the peer's byte stream, after the raw
-// segments among fs; datagram frames become datagrams. A dataFrame's Off
-// must be where the stream's data stands (0 for "next").
-func (c *wireV3) encode(fs []frame) (stream []byte, datagrams [][]byte, err error) {
-	var recs []byte
+// encode packs the stream and control frames of fs into the peer's next
+// segment (more if they exceed wire.MaxSegmentPayload; a frame is never
+// split), after the raw segments among fs; datagram frames become
+// datagrams. A dataFrame's Off must be where the stream's data stands (0
+// for "next").
+func (c *wireV4) encode(fs []frame) (stream []byte, datagrams [][]byte, err error) {
+	var frames [][]byte
 	for _, f := range fs {
-		var ok bool
-		if recs, ok, err = c.appendRecord(recs, f); err != nil {
+		bs, ok, err := c.wireFrames(f)
+		if err != nil {
 			return nil, nil, err
 		} else if ok {
+			frames = append(frames, bs...)
 			continue
 		}
 		switch f := f.(type) {
@@ -333,80 +283,88 @@ func (c *wireV3) encode(fs []frame) (stream []byte, datagrams [][]byte, err erro
 			return nil, nil, fmt.Errorf("the peer cannot write %v", f)
 		}
 	}
-	for _, g := range c.segments(recs) {
+	for _, g := range c.segments(frames) {
 		stream = wire.AppendSegmentHeader(stream, g.Seq, g.Offset, len(g.Payload))
 		stream = append(stream, g.Payload...)
 	}
 	return stream, datagrams, nil
 }
 
-// appendRecord appends f to recs if it is a record frame (ok).
-func (c *wireV3) appendRecord(recs []byte, f frame) (_ []byte, ok bool, err error) {
+// wireFrames encodes f if it is a stream or control frame (ok): one wire
+// frame, or for a dataFrame longer than a segment several STREAM frames.
+func (c *wireV4) wireFrames(f frame) (_ [][]byte, ok bool, err error) {
 	switch f := f.(type) {
 	case dataFrame:
 		if f.Off != 0 && f.Off != c.sent[f.ID] {
-			return recs, false, fmt.Errorf("%v: the stream's data stands at %d", f, c.sent[f.ID])
+			return nil, false, fmt.Errorf("%v: the stream's data stands at %d", f, c.sent[f.ID])
 		}
-		c.sent[f.ID] += uint64(len(f.Data))
-		recs = wire.AppendRecordHeader(recs, wire.RecData, f.ID, uint64(len(f.Data)))
-		return append(recs, f.Data...), true, nil
+		var out [][]byte
+		for d := f.Data; len(d) > 0; {
+			n := min(len(d), wire.MaxSegmentPayload-32)
+			out = append(out, append(wire.AppendStreamFrameHeader(nil, f.ID, c.sent[f.ID], n, false), d[:n]...))
+			c.sent[f.ID] += uint64(n)
+			d = d[n:]
+		}
+		return out, true, nil
 	case finFrame:
-		return wire.AppendRecordHeader(recs, wire.RecFin, f.ID, 0), true, nil
+		return [][]byte{wire.AppendStreamFrameHeader(nil, f.ID, c.sent[f.ID], 0, true)}, true, nil
 	case resetFrame:
-		return wire.AppendRecordHeader(recs, wire.RecReset, f.ID, f.Code), true, nil
+		return [][]byte{wire.AppendResetStream(nil, f.ID, f.Code, c.sent[f.ID])}, true, nil
 	case maxDataFrame:
-		return wire.AppendRecordHeader(recs, wire.RecMaxData, f.ID, f.Limit), true, nil
+		return [][]byte{wire.AppendMaxStreamData(nil, f.ID, f.Limit)}, true, nil
 	case stopFrame:
-		return wire.AppendRecordHeader(recs, wire.RecStopSending, f.ID, f.Code), true, nil
+		return [][]byte{wire.AppendStopSending(nil, f.ID, f.Code)}, true, nil
 	case maxStreamsFrame:
-		t := wire.RecMaxStreams
-		if f.Uni {
-			t = wire.RecMaxUniStreams
-		}
-		return wire.AppendRecordHeader(recs, t, f.Count, 0), true, nil
+		return [][]byte{wire.AppendMaxStreams(nil, f.Count, f.Uni)}, true, nil
 	case pathStatusFrame:
-		n := f.Seq << 1
-		if f.Backup {
-			n |= 1
-		}
-		return wire.AppendRecordHeader(recs, wire.RecPathStatus, f.Path, n), true, nil
+		return [][]byte{wire.AppendPathStatus(nil, f.Path, f.Seq, f.Backup)}, true, nil
 	}
-	return recs, false, nil
+	return nil, false, nil
 }
 
-// segments cuts recs into the peer's next segments.
-func (c *wireV3) segments(recs []byte) []rawSegment {
+// segments packs frames (each whole; at most wire.MaxSegmentPayload bytes)
+// into the peer's next segments.
+func (c *wireV4) segments(frames [][]byte) []rawSegment {
 	var out []rawSegment
-	for len(recs) > 0 {
-		n := min(len(recs), wire.MaxSegmentPayload)
-		out = append(out, rawSegment{Seq: c.seq, Offset: c.off, Payload: recs[:n:n]})
-		recs = recs[n:]
-		c.seq++
-		c.off += uint64(n)
+	var p []byte
+	flush := func() {
+		if len(p) > 0 {
+			out = append(out, rawSegment{Seq: c.seq, Offset: c.off, Payload: p})
+			c.seq++
+			c.off += uint64(len(p))
+			p = nil
+		}
 	}
+	for _, f := range frames {
+		if len(p)+len(f) > wire.MaxSegmentPayload {
+			flush()
+		}
+		p = append(p, f...)
+	}
+	flush()
 	return out
 }
 
-// cut encodes each record frame of fs into the peer's next segment (more
-// than one if it is long) without sending it; the test sends them with
-// writeFrames, in any order, on any path, or never.
-func (c *wireV3) cut(fs ...frame) ([]rawSegment, error) {
+// cut encodes each stream or control frame of fs into the peer's next
+// segment (more than one if it is long) without sending it; the test sends
+// them with writeFrames, in any order, on any path, or never.
+func (c *wireV4) cut(fs ...frame) ([]rawSegment, error) {
 	var out []rawSegment
 	for _, f := range fs {
-		recs, ok, err := c.appendRecord(nil, f)
+		bs, ok, err := c.wireFrames(f)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			return nil, fmt.Errorf("%v is not a record", f)
+			return nil, fmt.Errorf("%v is not a stream or control frame", f)
 		}
-		out = append(out, c.segments(recs)...)
+		out = append(out, c.segments(bs)...)
 	}
 	return out, nil
 }
 
-// The harness's codec decodes what it encodes: records (fed a byte at a
-// time, as a stream may deliver them) and datagrams.
+// The harness's codec decodes what it encodes: stream and control frames
+// (fed a byte at a time, as a stream may deliver them) and datagrams.
 func TestHarnessCodecRoundTrip(t *testing.T) {
 	records := []frame{
 		dataFrame{ID: 0, Data: "hello"},
@@ -428,7 +386,7 @@ func TestHarnessCodecRoundTrip(t *testing.T) {
 		reportFrame{wire.Report{IntervalMicros: 100, PathBytes: [8]uint64{1, 2}}},
 		appDatagramFrame{Seq: 7, Data: "x"},
 	}
-	enc, dec := newWireV3(), newWireV3()
+	enc, dec := newWireV4(), newWireV4()
 	stream, ds, err := enc.encode(append(append([]frame(nil), records...), dgrams...))
 	if err != nil {
 		t.Fatal(err)

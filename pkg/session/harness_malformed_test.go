@@ -30,8 +30,8 @@ func TestMalformedPeerFrames(t *testing.T) {
 		{"segment beyond the window", func(tc *testSession) {
 			tc.writeFrames(0, rawSegment{Seq: 0, Offset: 1 << 40, Payload: make([]byte, 10)})
 		}},
-		{"bad record in order", func(tc *testSession) {
-			tc.writeFrames(0, rawSegment{Seq: 0, Offset: 0, Payload: []byte{0x09, 0, 0}})
+		{"bad frame in order", func(tc *testSession) {
+			tc.writeFrames(0, rawSegment{Seq: 0, Offset: 0, Payload: []byte{0x3f, 0, 0}}) // no frame has type 0x3f
 		}},
 		{"ack for unsent data", func(tc *testSession) {
 			tc.writeFrames(0, ackFrame{Cum: 1000, Limit: 1 << 20})

@@ -288,7 +288,7 @@ func newHarness(t *testing.T, cfg *Config, specs []emu.PathSpec) (*testSession, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc := &testSession{t: t, topo: topo, codec: newWireV3(), arrived: make(chan struct{}, 1)}
+	tc := &testSession{t: t, topo: topo, codec: newWireV4(), arrived: make(chan struct{}, 1)}
 	t.Cleanup(tc.close)
 	for i, spec := range specs {
 		tc.paths = append(tc.paths, &peerPath{slot: i, link: topo.Links[i], delay: max(spec.Up.Delay, spec.Down.Delay)})
@@ -574,12 +574,12 @@ func (tc *testSession) readAll(st *Stream, n int) []byte {
 }
 
 // cut makes the peer's next segments, one per record frame of fs (wire v3:
-// wireV3.cut), without sending them.
+// wireV4.cut), without sending them.
 func (tc *testSession) cut(fs ...frame) []rawSegment {
 	tc.t.Helper()
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	c, ok := tc.codec.(*wireV3)
+	c, ok := tc.codec.(*wireV4)
 	if !ok {
 		tc.t.Fatalf("cut needs wire v3's segments, not %T", tc.codec)
 	}

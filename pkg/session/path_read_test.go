@@ -44,7 +44,7 @@ func TestReadSegments(t *testing.T) {
 		}
 		for rest := want; len(rest) > 0; {
 			n := min(len(rest), 1000+rng.IntN(3000))
-			sp.records(append(wire.AppendRecordHeader(nil, wire.RecData, 0, uint64(n)), rest[:n]...))
+			sp.data(0, rest[:n])
 			rest = rest[n:]
 		}
 		var segs []wire.Segment
@@ -65,7 +65,7 @@ func TestReadSegments(t *testing.T) {
 		}
 		st := tryAccept(sp.s)
 		sp.s.mu.Lock()
-		n := st.recv.buf.Len()
+		n := st.recv.buf.readable()
 		sp.s.mu.Unlock()
 		got := make([]byte, n)
 		io.ReadFull(st, got)

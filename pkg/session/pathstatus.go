@@ -50,8 +50,8 @@ func (s *Session) setStatusLocked(p *path, backup bool) {
 
 // PathStatus takes the peer's wish for a path: the newest by sequence
 // number wins; a status for a path this end does not have is dropped.
-func (rs *recordSink) PathStatus(id uint64, seq uint64, backup bool) error {
-	s := (*Session)(rs)
+func (fs *frameSink) PathStatus(id uint64, seq uint64, backup bool) error {
+	s := (*Session)(fs)
 	for _, p := range s.slots {
 		if p != nil && uint64(p.id) == id {
 			if seq+1 > p.peerSeq {

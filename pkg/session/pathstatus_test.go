@@ -60,7 +60,7 @@ func TestPeerPathStatusReachesSender(t *testing.T) {
 		tb.srv.mu.Lock()
 		for _, p := range tb.srv.slots {
 			if p != nil && p.id == 1 {
-				(*recordSink)(tb.srv).PathStatus(1, 0, false)
+				(*frameSink)(tb.srv).PathStatus(1, 0, false)
 				if !p.peerBackup {
 					t.Error("an older status overwrote a newer one")
 				}

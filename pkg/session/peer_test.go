@@ -15,13 +15,15 @@ import (
 // would, without a network: it hands segments and datagrams straight to the
 // session's handlers, so a test controls exactly what arrives and when.
 type scriptedPeer struct {
-	t    testing.TB
-	s    *Session
-	p    *path
-	dec  datagramDecoder
-	seq  uint64 // the peer's next sequence number
-	off  uint64 // the peer's next connection offset
-	pend []byte // records not yet cut into segments
+	t     testing.TB
+	s     *Session
+	p     *path
+	dec   datagramDecoder
+	seq   uint64            // the peer's next sequence number
+	off   uint64            // the peer's next connection offset
+	pend  []byte            // frames not yet cut into segments
+	units []int             // lengths of pend's units (frames, or bytes given to frames together), which cut keeps whole
+	offs  map[uint64]uint64 // each stream's next offset (data)
 }
 
 // newScriptedPeer returns a server-side session (no goroutines, one fake
@@ -40,19 +42,49 @@ func newScriptedPeer(t testing.TB, cfg *Config) *scriptedPeer {
 	p := &path{tr: &tracer{}, notify: make(chan struct{}, 1)}
 	s.slots[0] = p
 	s.npaths = 1
-	return &scriptedPeer{t: t, s: s, p: p}
+	return &scriptedPeer{t: t, s: s, p: p, offs: map[uint64]uint64{}}
 }
 
-// records appends encoded records to what the peer will send.
-func (sp *scriptedPeer) records(b []byte) { sp.pend = append(sp.pend, b...) }
+// frames appends b, one or more whole encoded frames (protocol version 4),
+// to what the peer will send, as one unit that cut never splits.
+func (sp *scriptedPeer) frames(b []byte) {
+	if len(b) > 0 {
+		sp.pend = append(sp.pend, b...)
+		sp.units = append(sp.units, len(b))
+	}
+}
 
-// cut makes the next segment of up to n bytes of the peer's byte stream.
+// data sends p on stream id at the stream's next offset (one STREAM frame).
+func (sp *scriptedPeer) data(id uint64, p []byte) {
+	off := sp.offs[id]
+	sp.frames(append(wire.AppendStreamFrameHeader(nil, id, off, len(p), false), p...))
+	sp.offs[id] = off + uint64(len(p))
+}
+
+// fin ends stream id at its next offset (a STREAM frame with only the FIN).
+func (sp *scriptedPeer) fin(id uint64) {
+	sp.frames(wire.AppendStreamFrameHeader(nil, id, sp.offs[id], 0, true))
+}
+
+// reset sends RESET_STREAM for stream id with code, its final size the
+// stream's next offset.
+func (sp *scriptedPeer) reset(id, code uint64) {
+	sp.frames(wire.AppendResetStream(nil, id, code, sp.offs[id]))
+}
+
+// cut makes the next segment of whole units, up to n bytes (at least one
+// unit, whatever its size).
 func (sp *scriptedPeer) cut(n int) wire.Segment {
-	n = min(n, len(sp.pend))
-	seg := wire.Segment{Seq: sp.seq, Offset: sp.off, Payload: append([]byte(nil), sp.pend[:n]...)}
-	sp.pend = sp.pend[n:]
+	k, size := 0, 0
+	for k < len(sp.units) && (k == 0 || size+sp.units[k] <= n) {
+		size += sp.units[k]
+		k++
+	}
+	sp.units = sp.units[k:]
+	seg := wire.Segment{Seq: sp.seq, Offset: sp.off, Payload: append([]byte(nil), sp.pend[:size]...)}
+	sp.pend = sp.pend[size:]
 	sp.seq++
-	sp.off += uint64(n)
+	sp.off += uint64(size)
 	return seg
 }
 
@@ -70,11 +102,11 @@ func (sp *scriptedPeer) close() {
 	sp.s.CloseWithError(0, "")
 }
 
-// held is the reorder buffer's occupancy, bytes.
+// held is what the streams' receive buffers hold, bytes.
 func (sp *scriptedPeer) held() uint64 {
 	sp.s.mu.Lock()
 	defer sp.s.mu.Unlock()
-	return sp.s.rcv.reorder.held
+	return sp.s.rcv.buffered
 }
 
 // Issue 10, item 1: "The reorder buffer is bounded by segment count, not
@@ -207,28 +239,32 @@ func TestAckRequestsRateLimited(t *testing.T) {
 // virtual time (nothing in the session waits), and the bubble ends only
 // once every goroutine the session started has returned.
 func FuzzSessionReceive(f *testing.F) {
-	rec := func(t byte, id, n uint64, data string) []byte {
-		return append(wire.AppendRecordHeader(nil, t, id, n), data...)
+	stream := func(id, off uint64, data string, fin bool) []byte {
+		return append(wire.AppendStreamFrameHeader(nil, id, off, len(data), fin), data...)
 	}
+	unit := func(b []byte) []byte { return append([]byte{0, byte(len(b))}, b...) } // op 0: whole frames
 	var valid []byte
-	valid = append(valid, 0, byte(len(rec(wire.RecData, 0, 5, "hello"))))
-	valid = append(valid, rec(wire.RecData, 0, 5, "hello")...)
+	valid = append(valid, unit(stream(0, 0, "hello", false))...)
 	valid = append(valid, 1, 3, 1, 200, 2, 1, 2, 0, 3, 0)
 	f.Add(valid)
 	f.Add([]byte{4, 5, wire.TypeAck, 0, 0x40, 0x10, 0})
-	f.Add([]byte{0, 4, wire.RecStopSending, 4, 7, 0, 1, 255, 2, 0})
-	f.Add([]byte{0, 3, wire.RecMaxStreams, 0x80, 0, 1, 9, 2, 0, 5, 1})
+	f.Add(append(unit(wire.AppendStopSending(nil, 4, 7)), 1, 255, 2, 0))
+	f.Add(append(unit(wire.AppendMaxStreams(nil, 0x80, false)), 1, 9, 2, 0, 5, 1))
 	f.Add([]byte{3, 0, 7, 0, 9, 3, 1, 2, 3})
+	// Out of order: the FIN first, then the data, in two segments
+	// delivered in reverse.
+	f.Add(append(append(unit(stream(0, 5, "", true)), unit(stream(0, 0, "hello", false))...), 1, 0, 1, 0, 2, 1, 2, 0, 5, 0))
 	// Unidirectional streams: the client's (ID 2, 6), one beyond the credit
-	// of 2 (ID 10), records for directions they lack, and the uni credit.
+	// of 2 (ID 10), frames for directions they lack, and the uni credit.
 	var u []byte
-	u = append(u, rec(wire.RecData, 2, 3, "uni")...)
-	u = append(u, rec(wire.RecFin, 6, 0, "")...)
-	u = append(u, rec(wire.RecMaxUniStreams, 4, 0, "")...)
-	f.Add(append([]byte{0, byte(len(u))}, append(u, 1, 0, 2, 0, 5, 4, 5, 7)...))
-	f.Add(append([]byte{0, 3}, append(rec(wire.RecFin, 10, 0, ""), 1, 0, 2, 0)...))
-	f.Add(append([]byte{0, 3}, append(rec(wire.RecStopSending, 2, 1, ""), 1, 0, 2, 0)...))
-	f.Add(append([]byte{0, 3}, append(rec(wire.RecFin, 3, 0, ""), 1, 0, 2, 0)...))
+	u = append(u, stream(2, 0, "uni", false)...)
+	u = append(u, stream(6, 0, "", true)...)
+	u = append(u, wire.AppendMaxStreams(nil, 4, true)...)
+	f.Add(append(unit(u), 1, 0, 2, 0, 5, 4, 5, 7))
+	f.Add(append(unit(stream(10, 0, "", true)), 1, 0, 2, 0))
+	f.Add(append(unit(wire.AppendStopSending(nil, 2, 1)), 1, 0, 2, 0))
+	f.Add(append(unit(stream(3, 0, "", true)), 1, 0, 2, 0))
+	f.Add(append(unit(wire.AppendResetStream(nil, 0, 1, 9)), 1, 0, 2, 0))
 	f.Fuzz(func(t *testing.T, script []byte) {
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
@@ -257,10 +293,10 @@ func receiveScript(t *testing.T, script []byte) {
 	for len(script) > 0 {
 		var err error
 		switch next() % 6 {
-		case 0: // records
+		case 0: // frames (any bytes: a unit that cut keeps whole)
 			n := next()
 			n = min(n, len(script))
-			sp.records(script[:n])
+			sp.frames(script[:n])
 			script = script[n:]
 		case 1: // cut a segment
 			if n := next(); len(sp.pend) > 0 {
@@ -345,9 +381,6 @@ func (sp *scriptedPeer) check() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &s.rcv
-	if r.reorder.held > r.window {
-		sp.t.Fatalf("reorder buffer holds %d bytes, window %d", r.reorder.held, r.window)
-	}
 	if r.buffered > r.window+ctrlReserve {
 		sp.t.Fatalf("streams hold %d unread bytes, window %d", r.buffered, r.window)
 	}
@@ -379,22 +412,17 @@ func TestProtocolErrorPrefixOnce(t *testing.T) {
 	}
 	sp := newScriptedPeer(t, nil)
 	defer sp.close()
-	b := wire.AppendRecordHeader(nil, wire.RecData, 0, 3)
-	b = append(b, "GET"...)
-	b = wire.AppendRecordHeader(b, wire.RecFin, 0, 0)
-	b = wire.AppendRecordHeader(b, wire.RecData, 0, 1)
-	b = append(b, 'x')
-	sp.records(b)
-	check("data after FIN", sp.segment(sp.cut(len(b))))
-	// A record for stream 1, which this (server) end would have opened and
+	sp.data(0, []byte("GET"))
+	sp.fin(0)
+	sp.data(0, []byte("x"))
+	check("data after FIN", sp.segment(sp.cut(1200)))
+	// A frame for stream 1, which this (server) end would have opened and
 	// never did: the error of the stream layer is ErrProtocol already,
 	// and at a8db118 the record parser's caller wrapped it again.
 	sp = newScriptedPeer(t, nil)
 	defer sp.close()
-	b = wire.AppendRecordHeader(nil, wire.RecData, 1, 1)
-	b = append(b, 'x')
-	sp.records(b)
-	check("a stream this end never opened", sp.segment(sp.cut(len(b))))
+	sp.data(1, []byte("x"))
+	check("a stream this end never opened", sp.segment(sp.cut(1200)))
 	for _, d := range [][]byte{{}, {0x3f}, {wire.TypeAck}, {wire.TypePing, 1}} {
 		check(fmt.Sprintf("datagram %x", d), sp.datagram(d))
 	}

@@ -127,3 +127,10 @@ func (s rangeset) first() (sp span, ok bool) {
 	}
 	return s[0], true
 }
+
+// touches reports whether [start, end) overlaps or adjoins a span, so that
+// adding it adds no span.
+func (s rangeset) touches(start, end uint64) bool {
+	i := sort.Search(len(s), func(i int) bool { return s[i].end >= start })
+	return i < len(s) && s[i].start <= end
+}

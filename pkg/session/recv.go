@@ -13,12 +13,16 @@ import (
 type receiver struct {
 	window uint64 // RecvWindow, bytes
 
-	next     uint64     // next in-order sequence number
-	nextOff  uint64     // connection offset the next in-order segment must start at
-	reorder  reorderBuf // out-of-order segments (at most the window's bytes)
-	buffered uint64     // bytes delivered to streams and not yet read
-	limit    uint64     // largest window limit advertised
-	parser   wire.RecordParser
+	next     uint64  // next in-order sequence number
+	nextOff  uint64  // connection offset the next in-order segment must start at
+	runs     segRuns // segments that arrived ahead of next (their frames processed already)
+	buffered uint64  // stream bytes held by the streams' receive buffers, unread (at most the window)
+	limit    uint64  // largest window limit advertised
+
+	// Head-of-line blocking is per stream (protocol version 4): a stream is
+	// blocked while it holds bytes behind a gap of its own.
+	blocked  int    // streams holding bytes they cannot deliver yet
+	gapBytes uint64 // bytes those streams hold past their gaps
 
 	unacked    int       // segments received since the last Ack
 	ackEvery   int       // segments that make an Ack due at once
@@ -26,7 +30,7 @@ type receiver struct {
 	advLimit   uint64    // limit in the last Ack sent
 	lastReqAck time.Time // when the last Ack answering an AckReq was due
 
-	holStart  time.Time // when data started waiting for a missing segment
+	holStart  time.Time // when a stream started holding bytes behind a gap of its own (blocked became non-zero)
 	holTotal  time.Duration
 	delivered uint64 // bytes delivered in order
 
@@ -42,7 +46,7 @@ type receiver struct {
 	nextSample  time.Time     // end of the series step in progress
 	seriesStep  time.Duration // series step (Config.SeriesInterval, doubled at each compaction)
 	sampleBase  uint64        // delivered at the previous sample
-	sampleMaxRB uint64        // largest reorder occupancy since the previous sample
+	sampleMaxRB uint64        // largest gapBytes since the previous sample
 }
 
 func (r *receiver) init(cfg Config, now time.Time) {
@@ -79,7 +83,11 @@ func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
 }
 
 // segmentReceivedLocked handles one segment from path p, received at now;
-// s.mu is held. It keeps nothing that seg.Payload points to.
+// s.mu is held. The segment's frames are processed at once, whatever its
+// place in the sequence: a segment late on a slow path delays only the
+// streams whose bytes it carries (RFC 9000 §2.2: "Endpoints MUST be able to
+// deliver stream data to an application as an ordered byte stream", per
+// stream). It keeps nothing that seg.Payload points to.
 func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time) error {
 	if s.closed {
 		return nil
@@ -89,7 +97,7 @@ func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time
 	n := uint64(len(seg.Payload))
 	p.recvBytes += n
 	s.stats.recvBytes += n
-	if seg.Seq < r.next || r.reorder.has(seg.Seq) {
+	if seg.Seq < r.next || r.runs.has(seg.Seq) {
 		s.stats.dupBytes += n
 		r.repDupBytes += n
 		s.noteAckLocked(now, false)
@@ -98,60 +106,53 @@ func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time
 	if seg.Offset+n > r.limit {
 		return fmt.Errorf("%w: segment %d ends at offset %d beyond the window limit %d", ErrProtocol, seg.Seq, seg.Offset+n, r.limit)
 	}
-	if err := r.reorder.fits(seg.Seq, seg.Offset, n, r.next, r.nextOff, r.limit); err != nil {
+	if err := r.runs.fits(seg.Seq, seg.Offset, n, r.next, r.nextOff, r.limit); err != nil {
 		return err
 	}
-	if seg.Seq != r.next {
-		if err := r.reorder.insert(seg.Seq, seg.Offset, seg.Payload); err != nil {
-			return err
-		}
-		r.sampleMaxRB = max(r.sampleMaxRB, r.reorder.held)
-		s.stats.oooSegments++
-		r.repOOO++
-		if r.holStart.IsZero() {
-			r.holStart = now
-		}
-		s.noteAckLocked(now, false)
-		return nil
-	}
-	if seg.Offset != r.nextOff {
+	inOrder := seg.Seq == r.next
+	if inOrder && seg.Offset != r.nextOff {
 		return fmt.Errorf("%w: segment %d at offset %d, want %d", ErrProtocol, seg.Seq, seg.Offset, r.nextOff)
 	}
-	if err := s.deliverLocked(seg.Payload); err != nil {
+	if !inOrder {
+		if err := r.runs.insert(seg.Seq, seg.Offset, n); err != nil {
+			return err
+		}
+		s.stats.oooSegments++
+		r.repOOO++
+	}
+	if err := s.framesLocked(seg.Payload, now); err != nil {
 		return err
 	}
-	if run, ok := r.reorder.popFront(r.next); ok {
-		for k, b := range run.bufs {
-			err := s.deliverLocked(b)
-			putSegBuf(b)
-			if err != nil {
-				for _, rest := range run.bufs[k+1:] {
-					putSegBuf(rest)
-				}
-				return err
-			}
+	if inOrder {
+		r.next++
+		r.nextOff += n
+		r.delivered += n
+		r.repGoodput += n
+		if run, ok := r.runs.popFront(r.next); ok {
+			r.delivered += run.endOff - run.off
+			r.repGoodput += run.endOff - run.off
+			r.next, r.nextOff = run.end, run.endOff
 		}
-		r.reorder.recycle(run.bufs)
-	}
-	if r.reorder.segs == 0 && !r.holStart.IsZero() {
-		d := now.Sub(r.holStart)
-		r.holTotal += d
-		r.repHoL += d
-		r.holStart = time.Time{}
 	}
 	s.noteAckLocked(now, false)
 	return nil
 }
 
-// deliverLocked passes the in-order segment b to the record parser.
-func (s *Session) deliverLocked(b []byte) error {
-	r := &s.rcv
-	r.next++
-	r.nextOff += uint64(len(b))
-	r.delivered += uint64(len(b))
-	r.repGoodput += uint64(len(b))
-	if err := r.parser.Feed(b, (*recordSink)(s)); err != nil {
+// framesLocked processes a segment's frames (frameSink, stream_recv.go).
+func (s *Session) framesLocked(b []byte, now time.Time) error {
+	if err := wire.ParseFrames(b, (*frameSink)(s)); err != nil {
 		return protocolErr(err)
+	}
+	r := &s.rcv
+	r.sampleMaxRB = max(r.sampleMaxRB, r.gapBytes)
+	switch {
+	case r.blocked > 0 && r.holStart.IsZero():
+		r.holStart = now
+	case r.blocked == 0 && !r.holStart.IsZero():
+		d := now.Sub(r.holStart)
+		r.holTotal += d
+		r.repHoL += d
+		r.holStart = time.Time{}
 	}
 	return nil
 }
@@ -188,7 +189,7 @@ func (s *Session) buildAckLocked(buf []byte, a *wire.Ack) []byte {
 	r := &s.rcv
 	r.limit = r.currentLimit()
 	a.Cum, a.Limit = r.next, r.limit
-	a.Ranges = r.reorder.appendRanges(a.Ranges[:0])
+	a.Ranges = r.runs.appendRanges(a.Ranges[:0])
 	r.unacked, r.ackDue, r.advLimit = 0, time.Time{}, r.limit
 	return wire.AppendAck(buf, a)
 }
@@ -354,7 +355,7 @@ func (s *Session) reportLocked(now time.Time, rep *wire.Report) *wire.Report {
 		IntervalMicros: uint64(max(0, now.Sub(r.repStart)).Microseconds()),
 		GoodputBytes:   r.repGoodput,
 		OutOfOrder:     r.repOOO,
-		ReorderBytes:   r.reorder.held,
+		ReorderBytes:   r.gapBytes,
 		HoLMicros:      uint64(hol.Microseconds()),
 		DuplicateBytes: r.repDupBytes,
 	}

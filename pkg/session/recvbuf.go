@@ -5,8 +5,9 @@ import (
 	"fmt"
 )
 
-// The stream buffers of the data plane on QUIC's model (issue 30, stage 2:
-// docs/data-plane.md). They are not wired into the session yet.
+// The stream buffers of the data plane on QUIC's model (issue 30:
+// docs/data-plane.md). recvBuf is every stream's receive side; sendBuf is
+// not wired into the session yet.
 
 // bufBlock is the size of the blocks the stream buffers keep their bytes
 // in, as x/net/quic's pipe does: a block is allocated when its first byte
@@ -29,26 +30,35 @@ var (
 // granted (the stream window), whatever the peer sends: at most
 // limit−read bytes in ⌈(limit−read)/bufBlock⌉+1 blocks. A frame past limit
 // is errFlowControl, one past or changing a known final size errFinalSize
-// (RFC 9000 §4.5). Not safe for concurrent use: its owner serialises.
+// (RFC 9000 §4.5), one that would make more than maxRecvGaps spans
+// errTooManyGaps. Not safe for concurrent use: its owner serialises.
 type recvBuf struct {
 	read     uint64   // offset of the next byte Read returns
 	limit    uint64   // no byte may arrive at or past it (MAX_STREAM_DATA granted)
-	highest  uint64   // one past the highest offset received (connection flow control counts it)
+	highest  uint64   // one past the highest offset received
 	have     rangeset // offsets received at or above read
 	blocks   [][]byte // blocks[i] holds offsets [blockBase+i·bufBlock, …+bufBlock); nil until written
 	base     uint64   // offset of blocks[0]: read rounded down to a block
 	final    uint64   // the final size, once finKnown
 	finKnown bool
+	n        uint64 // bytes held: the sum of have's spans
 }
+
+// maxRecvGaps bounds the spans a stream's receive buffer keeps (so the
+// gaps between them, and each frame's cost in have), as quic-go's frame
+// sorter bounds its gaps; a peer that fragments a stream more is in
+// violation (errTooManyGaps).
+const maxRecvGaps = 4096
+
+var errTooManyGaps = errors.New("too many gaps in a stream's data")
 
 // newRecvBuf returns a buffer whose peer may send offsets below limit.
 func newRecvBuf(limit uint64) *recvBuf { return &recvBuf{limit: limit} }
 
 // write takes a STREAM frame's data p at off, and its FIN. It returns how
-// far the stream's highest received offset grew (the bytes it adds to
-// connection-level flow control, RFC 9000 §4.1: "the sum of the largest
-// received offsets on all streams").
-func (b *recvBuf) write(off uint64, p []byte, fin bool) (grew uint64, err error) {
+// many bytes it stored that it did not hold before (a frame may repeat or
+// overlap earlier ones, or lie below what was read).
+func (b *recvBuf) write(off uint64, p []byte, fin bool) (stored uint64, err error) {
 	end := off + uint64(len(p))
 	switch {
 	case end > b.limit:
@@ -61,22 +71,46 @@ func (b *recvBuf) write(off uint64, p []byte, fin bool) (grew uint64, err error)
 	if fin {
 		b.final, b.finKnown = end, true
 	}
-	if end > b.highest {
-		grew = end - b.highest
-		b.highest = end
-	}
+	b.highest = max(b.highest, end)
 	// Only what is new and not yet read is copied.
 	lo := max(off, b.read)
 	if lo >= end {
-		return grew, nil
+		return 0, nil
+	}
+	if len(b.have) >= maxRecvGaps && !b.have.touches(lo, end) {
+		return 0, fmt.Errorf("%w: more than %d spans", errTooManyGaps, maxRecvGaps)
 	}
 	b.have.gaps(lo, end, func(a, z uint64) error {
 		b.copyIn(a, p[a-off:z-off])
+		stored += z - a
 		return nil
 	})
 	b.have.add(lo, end)
-	return grew, nil
+	b.n += stored
+	return stored, nil
 }
+
+// setFinal records the final size a RESET_STREAM gave (RFC 9000 §4.5),
+// checked against what arrived and the limit.
+func (b *recvBuf) setFinal(size uint64) error {
+	switch {
+	case size > b.limit:
+		return fmt.Errorf("%w: final size %d past the stream's limit %d", errFlowControl, size, b.limit)
+	case b.finKnown && size != b.final:
+		return fmt.Errorf("%w: final size %d, known as %d", errFinalSize, size, b.final)
+	case size < b.highest:
+		return fmt.Errorf("%w: final size %d below offset %d already received", errFinalSize, size, b.highest)
+	}
+	b.final, b.finKnown, b.highest = size, true, size
+	return nil
+}
+
+// held is how many bytes the buffer holds (readable or behind a gap).
+func (b *recvBuf) held() uint64 { return b.n }
+
+// gapped is how many bytes the buffer holds behind a gap: the stream's own
+// head-of-line blocking.
+func (b *recvBuf) gapped() uint64 { return b.n - b.readable() }
 
 // copyIn copies p into the blocks at offset off (≥ read).
 func (b *recvBuf) copyIn(off uint64, p []byte) {
@@ -125,6 +159,7 @@ func (b *recvBuf) Read(p []byte) int {
 		}
 	}
 	b.have.removeBelow(b.read)
+	b.n -= uint64(n)
 	return n
 }
 
@@ -139,6 +174,7 @@ func (b *recvBuf) discard() {
 	}
 	b.blocks = b.blocks[:0]
 	b.have = b.have[:0]
+	b.n = 0
 	b.read = max(b.read, b.highest)
 	b.base = b.read - b.read%bufBlock
 }

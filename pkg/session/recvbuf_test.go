@@ -39,14 +39,18 @@ func TestRecvBufModel(t *testing.T) {
 				if off == end && !fin {
 					continue
 				}
-				grew, err := b.write(off, src[off:end], fin)
+				held := b.held()
+				stored, err := b.write(off, src[off:end], fin)
 				if err != nil {
 					t.Fatalf("seed %d: write [%d,%d) fin %v: %v", seed, off, end, fin, err)
 				}
-				if want := max(end, highest) - highest; grew != want {
-					t.Fatalf("seed %d: grew %d, want %d", seed, grew, want)
+				if b.held() != held+stored {
+					t.Fatalf("seed %d: held %d after storing %d more, was %d", seed, b.held(), stored, held)
 				}
 				highest = max(highest, end)
+				if b.highest != highest {
+					t.Fatalf("seed %d: highest %d, want %d", seed, b.highest, highest)
+				}
 				sent++
 			case 2:
 				p := make([]byte, rng.IntN(5000))

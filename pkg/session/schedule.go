@@ -259,7 +259,9 @@ func (s *Session) reserve(seq uint64) *segment {
 	}
 	var g *segment
 	for sn.nextSeq <= seq {
-		g = sn.cut()
+		if g = sn.cut(); g == nil {
+			return nil
+		}
 	}
 	return g
 }

@@ -26,8 +26,9 @@ type sender struct {
 	segSize uint64
 	bufCap  int
 
-	pend    byteQueue // records framed (fillLocked), not yet cut into segments
-	hdr     [wire.MaxRecordHeaderLen]byte
+	pend    byteQueue // frames framed (fillLocked), not yet cut into segments
+	ends    frameEnds // where pend's frames end: cut takes whole frames
+	hdr     [maxFrameHeader]byte
 	pendOff uint64 // connection offset of pend[0]
 	nextSeq uint64 // next sequence number to cut
 
@@ -127,7 +128,7 @@ func (s *Session) connBlockedLocked() bool {
 	if sn.pend.Len() > 0 {
 		return sn.pendOff >= sn.peerLimit
 	}
-	off := sn.pendOff + wire.MaxRecordHeaderLen + ctrlReserve
+	off := sn.pendOff + maxFrameHeader + ctrlReserve
 	return (s.streams.ready.Len() > 0 && off >= sn.peerLimit) || s.streams.ctlPending()
 }
 
@@ -154,13 +155,18 @@ func (sn *sender) raiseLimit() {
 	sn.peerLimit = max(sn.peerLimit, min(sn.peerAnnounced, acked+sn.maxUnacked))
 }
 
-// cut makes the next segment from pend (whose records fillLocked framed
-// within the peer's window).
+// cut makes the next segment from pend (whose frames fillLocked framed
+// within the peer's window): as many whole frames as fit in a segment, so
+// that the receiver can process the segment on its own, on arrival.
 func (sn *sender) cut() *segment {
 	if sn.pend.Len() == 0 || sn.pendOff >= sn.peerLimit {
 		return nil
 	}
-	n := min(uint64(sn.pend.Len()), sn.segSize, sn.peerLimit-sn.pendOff)
+	n := sn.ends.take(sn.pendOff + min(uint64(sn.pend.Len()), sn.segSize, sn.peerLimit-sn.pendOff))
+	if n <= sn.pendOff {
+		return nil // cannot happen: a frame is at most a segment, framed within the window
+	}
+	n -= sn.pendOff
 	g := sn.newSegment()
 	*g = segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: getSegBuf(int(n))[:n], stream: sn.marks.take(sn.pendOff + n)}
 	sn.pend.Read(g.data)
@@ -168,6 +174,49 @@ func (sn *sender) cut() *segment {
 	sn.nextSeq++
 	sn.segs = append(sn.segs, g)
 	return g
+}
+
+// appendFrame appends a whole frame f to pend.
+func (sn *sender) appendFrame(f []byte) {
+	sn.pend.Append(f)
+	sn.frameEnded()
+}
+
+// frameEnded notes that a frame ends where pend ends now.
+func (sn *sender) frameEnded() { sn.ends.push(sn.pendOff + uint64(sn.pend.Len())) }
+
+// maxFrameHeader bounds a control frame, or a STREAM frame's header, bytes:
+// a type byte and three varints.
+const maxFrameHeader = 1 + 3*8
+
+// frameEnds is a FIFO of the connection offsets where pend's frames end,
+// ascending. It holds one entry per frame in pend, which fillLocked bounds
+// (at most its target, 1 MiB, of frames of at least 2 bytes).
+type frameEnds struct {
+	q    []uint64
+	head int
+}
+
+func (e *frameEnds) push(end uint64) {
+	if e.head > 0 && e.head >= len(e.q)/2 { // slide down rather than grow
+		n := copy(e.q, e.q[e.head:])
+		e.q, e.head = e.q[:n], 0
+	}
+	e.q = append(e.q, end)
+}
+
+// take consumes the frame ends at or below limit and returns the last of
+// them (0 if none).
+func (e *frameEnds) take(limit uint64) uint64 {
+	var last uint64
+	for e.head < len(e.q) && e.q[e.head] <= limit {
+		last = e.q[e.head]
+		e.head++
+	}
+	if e.head == len(e.q) {
+		e.q, e.head = e.q[:0], 0
+	}
+	return last
 }
 
 // nextUnsent returns the lowest segment never sent, cutting one if needed.

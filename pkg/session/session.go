@@ -1,8 +1,13 @@
 // Package session is mpqsched's multipath transport: one upstream quic-go
 // connection per network path (a subflow with its own congestion control,
-// RTT and loss recovery, like an MPTCP subflow) and, above them,
-// connection-level sequencing, a bounded reorder buffer with flow control,
-// reinjection from failed paths, path management and multiplexed streams.
+// RTT and loss recovery, like an MPTCP subflow) and, above them, segments
+// of whole stream and control frames (RFC 9000's model: protocol version 4,
+// pkg/wire/frame.go) with connection-level sequence numbers for
+// acknowledgement and reinjection only, per-stream reassembly and flow
+// control, reinjection from failed paths, path management and multiplexed
+// streams. A segment is processed as it arrives, whatever its place in the
+// sequence, so a segment late on a slow path delays only the streams whose
+// bytes it carries.
 //
 // The scheduler (package sched) decides which path carries which segment.
 // Each path carries its segments on one unidirectional QUIC stream per
@@ -74,7 +79,7 @@ const ALPN = "mpqsched/1"
 // Defaults for Config fields left zero.
 const (
 	DefaultSegmentSize = 1200     // segment payload, bytes: one segment ≈ one QUIC packet
-	DefaultRecvWindow  = 4 << 20  // receive window (reorder buffer + unread data), bytes
+	DefaultRecvWindow  = 4 << 20  // receive window (stream data held by the streams, in order or not, unread), bytes
 	InitialWindow      = 64 << 10 // window both ends assume before the first Ack, bytes (the smallest RecvWindow allowed)
 	DefaultSendBuffer  = 1 << 20  // application bytes buffered before Write blocks
 	// DefaultMaxSendBuffered bounds what all of a session's streams buffer
@@ -127,7 +132,7 @@ type Config struct {
 	Scheduler       string                 // registered scheduler name; "" means sched.DefaultName (minrtt)
 	NewScheduler    func() sched.Scheduler // if set, overrides Scheduler; Listen calls it once more, at once, to ask whether the scheduler needs per-ACK signals (sched.PerAckSignals)
 	SegmentSize     int                    // segment payload, bytes (≤ 16 KiB)
-	RecvWindow      int                    // bound on reorder buffer + unread stream data, bytes
+	RecvWindow      int                    // bound on the stream data the streams hold (out of order or unread), bytes
 	SendBuffer      int                    // application bytes buffered before Stream.Write blocks
 	MaxSendBuffered int                    // bytes all of a session's streams buffer for sending together before Write blocks (0: the larger of DefaultMaxSendBuffered and SendBuffer)
 	MaxPaths        int                    // largest number of paths (≤ sched.MaxPaths)

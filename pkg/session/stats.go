@@ -75,9 +75,9 @@ type Stats struct {
 	ReceivedBytes   uint64        // segment bytes received, duplicates included
 	DuplicateBytes  uint64        // bytes received more than once
 	OOOSegments     uint64        // segments that arrived out of order
-	HoLBlocked      time.Duration // total time data waited for a missing segment
-	ReorderBytes    uint64        // bytes in the reorder buffer now
-	MaxReorderBytes uint64        // the reorder buffer's peak occupancy
+	HoLBlocked      time.Duration // total time some stream held bytes behind a gap of its own (head-of-line blocking per stream, RFC 9000 §2.2)
+	ReorderBytes    uint64        // bytes streams hold behind gaps of their own now (out of order within their stream)
+	MaxReorderBytes uint64        // the peak of ReorderBytes
 
 	Datagrams DatagramStats // application datagrams, both directions
 
@@ -93,7 +93,7 @@ type Sample struct {
 	T            time.Duration // end of the interval, since the session opened
 	Delivered    uint64        // bytes delivered in order by T, records included
 	GoodputBps   float64       // bytes delivered in order within the interval ·8 / its length, bits/s
-	ReorderBytes uint64        // peak reorder-buffer occupancy in the interval, bytes
+	ReorderBytes uint64        // peak of Stats.ReorderBytes in the interval, bytes
 }
 
 // Stats returns the session's measurements.
@@ -131,7 +131,7 @@ func (s *Session) Stats() Stats {
 		DuplicateBytes:    s.stats.dupBytes,
 		OOOSegments:       s.stats.oooSegments,
 		HoLBlocked:        hol,
-		ReorderBytes:      r.reorder.held,
+		ReorderBytes:      r.gapBytes,
 		MaxReorderBytes:   max(s.stats.maxReorder, r.sampleMaxRB),
 	}
 	rules := s.snapRulesLocked()
@@ -197,7 +197,7 @@ func (s *Session) sample(now time.Time, final bool) {
 		t := r.nextSample
 		s.series = append(s.series, Sample{T: t.Sub(s.start), Delivered: r.delivered,
 			GoodputBps: float64(r.delivered-r.sampleBase) * 8 / r.seriesStep.Seconds(), ReorderBytes: r.sampleMaxRB})
-		r.sampleBase, r.sampleMaxRB = r.delivered, r.reorder.held
+		r.sampleBase, r.sampleMaxRB = r.delivered, r.gapBytes
 		if len(s.series) >= maxSeries {
 			s.series = compactSeries(s.series)
 			r.seriesStep *= 2

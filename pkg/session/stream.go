@@ -104,20 +104,20 @@ func (st *Stream) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &st.recv
-	for r.buf.Len() == 0 && r.err == nil && !r.fin && !s.closed {
+	for r.buf.readable() == 0 && r.err == nil && !r.buf.eof() && !s.closed {
 		if !r.deadline.IsZero() && !s.now().Before(r.deadline) {
 			return 0, os.ErrDeadlineExceeded
 		}
 		st.rcond.Wait()
 	}
 	switch {
-	case r.buf.Len() > 0:
+	case r.buf.readable() > 0 && r.err == nil:
 		n := r.buf.Read(p)
 		s.streamReadLocked(st, uint64(n))
 		return n, nil
 	case r.err != nil:
 		return 0, r.err
-	case r.fin:
+	case r.buf.eof():
 		s.recvDoneLocked(st)
 		return 0, io.EOF
 	}

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
 // heapInUse is the live heap after a collection, bytes.
@@ -44,7 +42,7 @@ func TestSendBuffersCappedPerSession(t *testing.T) {
 			base := heapInUse()
 			sp := newScriptedPeer(t, &Config{MaxStreams: maxStreams})
 			for i := range uint64(maxStreams) {
-				sp.records(append(wire.AppendRecordHeader(nil, wire.RecData, streamID(i, true, false), 3), "GET"...))
+				sp.data(streamID(i, true, false), []byte("GET"))
 			}
 			if err := sp.send(); err != nil {
 				t.Fatal(err)
@@ -177,7 +175,7 @@ func TestSessionSendRoomWakes(t *testing.T) {
 			t.Fatal("a Write went past the session's cap")
 		default:
 		}
-		sp.sentRecords() // frames (and acknowledges) within the windows: the first stream's buffer drains
+		sp.sentFrames() // frames (and acknowledges) within the windows: the first stream's buffer drains
 		synctest.Wait()
 		select {
 		case n := <-done:

@@ -3,20 +3,16 @@ package session
 import (
 	"errors"
 	"testing"
-
-	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
-// uniData is n bytes on stream id, as RecData records of up to 16 KiB.
-func uniData(id uint64, n int) []byte {
-	var b []byte
+// uniData sends n bytes on stream id, as STREAM frames of up to 1,200
+// bytes.
+func (sp *scriptedPeer) uniData(id uint64, n int) {
 	for n > 0 {
-		k := min(n, 16<<10)
-		b = wire.AppendRecordHeader(b, wire.RecData, id, uint64(k))
-		b = append(b, make([]byte, k)...)
+		k := min(n, 1200)
+		sp.data(id, make([]byte, k))
 		n -= k
 	}
-	return b
 }
 
 // deliverAll cuts everything pending into segments and delivers them; it
@@ -45,7 +41,7 @@ func TestCancelledStreamKeepsFlowControl(t *testing.T) {
 		sp.s.mu.Lock()
 		sp.s.rcv.limit = DefaultRecvWindow // the connection's window is not what is tested
 		sp.s.mu.Unlock()
-		sp.records(uniData(id, 100))
+		sp.uniData(id, 100)
 		if err := sp.deliverAll(); err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +52,7 @@ func TestCancelledStreamKeepsFlowControl(t *testing.T) {
 			t.Fatal("no stream to accept")
 		}
 		st.CancelRead(0x21) // as pkg/h3 does with a reserved stream type (RFC 9114 §6.2.3)
-		sp.records(uniData(id, DefaultStreamWindow-100+extra))
+		sp.uniData(id, DefaultStreamWindow-100+extra)
 		err := sp.deliverAll()
 		switch {
 		case extra == 0 && err != nil:
@@ -77,7 +73,7 @@ func TestCancelledStreamFreedByReset(t *testing.T) {
 	const id = 2
 	sp := newScriptedPeer(t, nil)
 	defer sp.close()
-	sp.records(uniData(id, 10))
+	sp.uniData(id, 10)
 	if err := sp.deliverAll(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +87,7 @@ func TestCancelledStreamFreedByReset(t *testing.T) {
 	if !kept {
 		t.Fatal("the cancelled stream was forgotten before its final size was known")
 	}
-	sp.records(wire.AppendRecordHeader(nil, wire.RecReset, id, 0x10c))
+	sp.reset(id, 0x10c)
 	if err := sp.deliverAll(); err != nil {
 		t.Fatal(err)
 	}

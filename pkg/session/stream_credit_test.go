@@ -11,37 +11,57 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
-// sentRecord is one record a session framed for its peer.
-type sentRecord struct {
+// Kinds of the frames a session sends, as frameLog records them (a STREAM
+// frame is logged as frData for its bytes and frFin for its FIN).
+const (
+	frData byte = iota + 1
+	frFin
+	frReset
+	frStop
+	frMaxStreamData
+	frMaxStreams
+	frMaxUniStreams
+	frPathStatus
+)
+
+// sentFrame is one frame a session framed for its peer: its kind, stream
+// (or path) ID and one number (bytes, code, limit, count or sequence).
+type sentFrame struct {
 	typ   byte
 	id, n uint64
 }
 
-// recordLog is a wire.RecordHandler that logs the records it parses.
-type recordLog struct{ recs []sentRecord }
+// frameLog is a wire.FrameHandler that logs the frames it parses.
+type frameLog struct{ recs []sentFrame }
 
-func (l *recordLog) add(t byte, id, n uint64) error {
-	l.recs = append(l.recs, sentRecord{t, id, n})
+func (l *frameLog) add(t byte, id, n uint64) error {
+	l.recs = append(l.recs, sentFrame{t, id, n})
 	return nil
 }
-func (l *recordLog) StreamData(id uint64, p []byte) error {
-	return l.add(wire.RecData, id, uint64(len(p)))
+func (l *frameLog) StreamFrame(id, off uint64, p []byte, fin bool) error {
+	if len(p) > 0 {
+		l.add(frData, id, uint64(len(p)))
+	}
+	if fin {
+		l.add(frFin, id, off+uint64(len(p)))
+	}
+	return nil
 }
-func (l *recordLog) StreamFin(id uint64) error            { return l.add(wire.RecFin, id, 0) }
-func (l *recordLog) StreamReset(id, code uint64) error    { return l.add(wire.RecReset, id, code) }
-func (l *recordLog) StreamMaxData(id, limit uint64) error { return l.add(wire.RecMaxData, id, limit) }
-func (l *recordLog) StreamStopSending(id, code uint64) error {
-	return l.add(wire.RecStopSending, id, code)
+func (l *frameLog) ResetStream(id, code, size uint64) error { return l.add(frReset, id, code) }
+func (l *frameLog) MaxStreamData(id, limit uint64) error    { return l.add(frMaxStreamData, id, limit) }
+func (l *frameLog) StopSending(id, code uint64) error       { return l.add(frStop, id, code) }
+func (l *frameLog) MaxData(uint64) error                    { return errors.New("MAX_DATA") }
+func (l *frameLog) MaxStreams(n uint64, uni bool) error {
+	if uni {
+		return l.add(frMaxUniStreams, n, 0)
+	}
+	return l.add(frMaxStreams, n, 0)
 }
-func (l *recordLog) MaxStreams(n uint64) error    { return l.add(wire.RecMaxStreams, n, 0) }
-func (l *recordLog) MaxUniStreams(n uint64) error { return l.add(wire.RecMaxUniStreams, n, 0) }
-func (l *recordLog) PathStatus(id, seq uint64, b bool) error {
-	return l.add(wire.RecPathStatus, id, seq)
+func (l *frameLog) PathStatus(id, seq uint64, b bool) error { return l.add(frPathStatus, id, seq) }
+func (l *frameLog) find(t byte) []sentFrame {
+	return l.filter(func(r sentFrame) bool { return r.typ == t })
 }
-func (l *recordLog) find(t byte) []sentRecord {
-	return l.filter(func(r sentRecord) bool { return r.typ == t })
-}
-func (l *recordLog) filter(f func(sentRecord) bool) (out []sentRecord) {
+func (l *frameLog) filter(f func(sentFrame) bool) (out []sentFrame) {
 	for _, r := range l.recs {
 		if f(r) {
 			out = append(out, r)
@@ -50,27 +70,30 @@ func (l *recordLog) filter(f func(sentRecord) bool) (out []sentRecord) {
 	return out
 }
 
-// sentRecords frames what the session has to send (as its send loop would,
-// within the windows the peer granted) and returns the records, parsed. The
+// sentFrames frames what the session has to send (as its send loop would,
+// within the windows the peer granted) and returns the frames, parsed. The
 // bytes are consumed as if sent and acknowledged.
-func (sp *scriptedPeer) sentRecords() *recordLog {
+func (sp *scriptedPeer) sentFrames() *frameLog {
 	s := sp.s
 	s.mu.Lock()
 	s.fillLocked(1 << 30)
 	b := make([]byte, s.snd.pend.Len())
 	s.snd.pend.Read(b)
+	s.snd.ends.take(s.snd.pendOff + uint64(len(b)))
 	s.snd.pendOff += uint64(len(b))
 	s.snd.peerLimit += uint64(len(b)) // the peer acknowledges at once
 	s.mu.Unlock()
-	var log recordLog
-	var rp wire.RecordParser
-	if err := rp.Feed(b, &log); err != nil {
-		sp.t.Fatalf("the session framed a malformed record: %v", err)
+	var log frameLog
+	if len(b) == 0 {
+		return &log
+	}
+	if err := wire.ParseFrames(b, &log); err != nil {
+		sp.t.Fatalf("the session framed a malformed frame: %v", err)
 	}
 	return &log
 }
 
-// send delivers the pending records as one segment.
+// send delivers the pending frames as one segment.
 func (sp *scriptedPeer) send() error {
 	if len(sp.pend) == 0 {
 		return nil
@@ -100,15 +123,14 @@ func TestCancelBeforeAcceptKeepsCredit(t *testing.T) {
 	for round := 0; round < 4 && opened < granted; round++ {
 		for ; opened < granted; opened++ {
 			id := streamID(opened, true, false)
-			sp.records(wire.AppendRecordHeader(nil, wire.RecData, id, 3))
-			sp.records([]byte("req"))
-			sp.records(wire.AppendRecordHeader(nil, wire.RecReset, id, 1))
-			sp.records(wire.AppendRecordHeader(nil, wire.RecStopSending, id, 2))
+			sp.data(id, []byte("req"))
+			sp.reset(id, 1)
+			sp.frames(wire.AppendStopSending(nil, id, 2))
 		}
 		if err := sp.send(); err != nil {
 			t.Fatalf("after %d streams opened within credit: %v", opened, err)
 		}
-		for _, r := range sp.sentRecords().find(wire.RecMaxStreams) {
+		for _, r := range sp.sentFrames().find(frMaxStreams) {
 			granted = max(granted, r.id)
 		}
 	}
@@ -135,7 +157,7 @@ func TestCancelBeforeAcceptKeepsCredit(t *testing.T) {
 	}
 	// Accepted and done: the credit comes back.
 	granted = 0
-	for _, r := range sp.sentRecords().find(wire.RecMaxStreams) {
+	for _, r := range sp.sentFrames().find(frMaxStreams) {
 		granted = max(granted, r.id)
 	}
 	if granted != 8 {

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quic-go/quic-go/quicvarint"
-
 	"github.com/mpqsched/mpqsched/internal/alloctest"
 	"github.com/mpqsched/mpqsched/pkg/wire"
 	"github.com/mpqsched/mpqsched/sched"
@@ -52,32 +50,22 @@ func frameAll(t *testing.T, s *Session) ([]framedRec, []framedSegment) {
 	return parseRecords(t, stream), segs
 }
 
-// parseRecords splits a connection byte stream into its stream records
-// (control records are skipped).
+// parseRecords splits the frames of the segments cut into their stream
+// frames (control frames are skipped): one entry per STREAM frame's data,
+// and one for its FIN.
 func parseRecords(t *testing.T, b []byte) []framedRec {
 	t.Helper()
+	var log frameLog
+	if err := wire.ParseFrames(b, &log); err != nil {
+		t.Fatal(err)
+	}
 	var recs []framedRec
-	for len(b) > 0 {
-		typ := b[0]
-		id, l, err := quicvarint.Parse(b[1:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		b = b[1+l:]
-		if typ == wire.RecFin || typ == wire.RecMaxStreams || typ == wire.RecMaxUniStreams {
-			if typ == wire.RecFin {
-				recs = append(recs, framedRec{id: id, fin: true})
-			}
-			continue
-		}
-		n, l, err := quicvarint.Parse(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b = b[l:]
-		if typ == wire.RecData {
-			recs = append(recs, framedRec{id: id, n: int(n)})
-			b = b[n:]
+	for _, f := range log.recs {
+		switch f.typ {
+		case frData:
+			recs = append(recs, framedRec{id: f.id, n: int(f.n)})
+		case frFin:
+			recs = append(recs, framedRec{id: f.id, fin: true})
 		}
 	}
 	return recs
@@ -120,7 +108,9 @@ func openPrio(t *testing.T, s *Session, urgency uint8, incremental bool) *Stream
 // write writes n segments' worth of data to st.
 func write(t *testing.T, st *Stream, segs int) {
 	t.Helper()
-	if _, err := st.Write(make([]byte, segs*DefaultSegmentSize)); err != nil {
+	// A STREAM frame's data and header fill a segment (fillLocked): a
+	// segment's worth of data less the largest header is one frame each.
+	if _, err := st.Write(make([]byte, segs*(DefaultSegmentSize-maxFrameHeader))); err != nil {
 		t.Fatal(err)
 	}
 }

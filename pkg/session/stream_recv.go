@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -8,18 +9,17 @@ import (
 )
 
 // streamRecv is the receive side of a stream, guarded by Session.mu. Its
-// buffer holds at most the stream's window: the peer may not send beyond
-// limit, and limit only moves as the application reads.
+// buffer reassembles the peer's STREAM frames by offset, in whatever order
+// they come, and holds at most the stream's window: the peer may not send
+// beyond limit, and limit only moves as the application reads.
 type streamRecv struct {
-	buf      byteQueue
-	received uint64 // stream bytes received
-	read     uint64 // stream bytes the application read (or discarded)
-	limit    uint64 // the peer may send stream bytes below limit (last MAX_STREAM_DATA framed or queued)
-	window   uint64 // current window, bytes: grows up to Config.MaxStreamWindow while the application keeps up
+	buf      recvBuf // buf.read: stream bytes the application read (or discarded); buf.finKnown: the peer's end (FIN or RESET_STREAM) gave the final size
+	limit    uint64  // the peer may send stream bytes below limit (last MAX_STREAM_DATA framed or queued)
+	window   uint64  // current window, bytes: grows up to Config.MaxStreamWindow while the application keeps up
 	epoch    time.Time
 	epochOff uint64 // read at epoch
 
-	fin       bool   // the peer's end arrived
+	reset     bool   // the peer's RESET_STREAM arrived
 	cancelled bool   // CancelRead: data is discarded
 	done      bool   // no more reads: EOF returned, reset, or cancelled once the final size is known
 	err       error  // what Read returns once buf is empty (reset or cancel)
@@ -30,11 +30,11 @@ type streamRecv struct {
 
 func (r *streamRecv) init(window uint64) {
 	r.window, r.limit = window, window
-	r.buf.recycle, r.buf.sparse = true, true
+	r.buf.limit = window
 }
 
 func (r *streamRecv) release() {
-	r.buf.reset()
+	r.buf.discard()
 	if r.timer != nil {
 		r.timer.Stop()
 	}
@@ -50,20 +50,21 @@ func (r *streamRecv) release() {
 // keeps its initial window.
 func (s *Session) streamReadLocked(st *Stream, n uint64) {
 	r := &st.recv
-	r.read += n
+	read := r.buf.read
 	s.windowReadLocked(n)
-	if r.fin || r.cancelled || r.limit-r.read > r.window-r.window/4 {
+	if r.buf.finKnown || r.cancelled || r.limit-read > r.window-r.window/4 {
 		return
 	}
 	now := s.now()
 	if !r.epoch.IsZero() {
-		frac := float64(r.read-r.epochOff) / float64(r.window)
+		frac := float64(read-r.epochOff) / float64(r.window)
 		if rtt := s.maxRTTLocked(); rtt > 0 && now.Sub(r.epoch) < time.Duration(4*frac*float64(rtt)) {
 			r.window = min(2*r.window, s.streams.maxWindow)
 		}
 	}
-	r.epoch, r.epochOff = now, r.read
-	r.limit = r.read + r.window
+	r.epoch, r.epochOff = now, read
+	r.limit = read + r.window
+	r.buf.limit = r.limit
 	s.streams.markCtl(st, ctlMaxData)
 }
 
@@ -88,11 +89,26 @@ func (s *Session) recvDoneLocked(st *Stream) {
 // discardLocked drops what st's buffer holds and releases its window.
 func (s *Session) discardLocked(st *Stream) {
 	r := &st.recv
-	if n := r.buf.Len(); n > 0 {
-		r.read += uint64(n)
-		s.windowReadLocked(uint64(n))
+	held := r.buf.held()
+	s.gapChangedLocked(r.buf.gapped(), 0)
+	r.buf.discard()
+	if held > 0 {
+		s.windowReadLocked(held)
 	}
-	r.buf.reset()
+}
+
+// gapChangedLocked accounts a stream's bytes held behind a gap going from
+// before to after: the session's per-stream head-of-line blocking
+// (receiver.blocked, gapBytes; framesLocked times it).
+func (s *Session) gapChangedLocked(before, after uint64) {
+	r := &s.rcv
+	r.gapBytes = r.gapBytes - before + after
+	switch {
+	case before == 0 && after > 0:
+		r.blocked++
+	case before > 0 && after == 0:
+		r.blocked--
+	}
 }
 
 // cancelReadLocked is Stream.CancelRead with s.mu held.
@@ -105,15 +121,15 @@ func (s *Session) cancelReadLocked(st *Stream, code uint64) {
 	r.cancelled = true
 	r.err = &StreamError{StreamID: st.id, ErrorCode: code}
 	st.rcond.Broadcast()
-	if !r.fin {
+	if !r.buf.finKnown {
 		// RFC 9000 §3.5: after STOP_SENDING the receiving part stays in
 		// "Recv" until the peer's RESET_STREAM or FIN gives the final size,
 		// and its flow-control limit still holds (§4.1: "A receiver MUST
 		// close the connection with an error of type FLOW_CONTROL_ERROR if
 		// the sender violates the advertised connection or stream data
 		// limits"). So the stream is kept, holding its stream credit, until
-		// then; its data is counted and dropped (StreamData). At a8db118 it
-		// was forgotten at once and 512 KiB + 1 byte on it passed unseen.
+		// then; its data is checked and dropped (StreamFrame). At a8db118
+		// it was forgotten at once and 512 KiB + 1 byte on it passed unseen.
 		r.stopCode = code
 		s.streams.markCtl(st, ctlStop)
 		return
@@ -121,40 +137,67 @@ func (s *Session) cancelReadLocked(st *Stream, code uint64) {
 	s.recvDoneLocked(st)
 }
 
-// recordSink receives the records of the in-order connection byte stream;
-// Session.mu is held.
-type recordSink Session
+// frameSink receives the frames of every segment as it arrives, in any
+// order (protocol version 4, pkg/wire/frame.go); Session.mu is held.
+type frameSink Session
 
-func (rs *recordSink) StreamData(id uint64, p []byte) error {
-	s := (*Session)(rs)
+// bufErr maps a receive buffer's error to the session's: RFC 9000's
+// FLOW_CONTROL_ERROR is ErrFlowControl, FINAL_SIZE_ERROR and too many gaps
+// are protocol violations.
+func bufErr(id uint64, err error) error {
+	if errors.Is(err, errFlowControl) {
+		return fmt.Errorf("%w: stream %d: %w", ErrFlowControl, id, err)
+	}
+	return fmt.Errorf("%w: stream %d: %w", ErrProtocol, id, err)
+}
+
+// StreamFrame places a STREAM frame's bytes in its stream's receive buffer
+// at their offset. RFC 9000 §2.2: "An endpoint could receive data for a
+// stream at the same stream offset multiple times. Data that has already
+// been received can be discarded."
+func (fs *frameSink) StreamFrame(id, off uint64, data []byte, fin bool) error {
+	s := (*Session)(fs)
 	if !s.streams.canRecv(id) {
 		return wrongDirection(id)
 	}
 	st, err := s.streams.lookup(id)
 	if err != nil || st == nil {
-		return err
+		return err // nil: a stream already forgotten; late or duplicate data
 	}
 	r := &st.recv
-	n := uint64(len(p))
-	switch {
-	case r.fin || (r.err != nil && !r.cancelled):
-		return fmt.Errorf("data on stream %d after its end", id)
-	case r.received+n > r.limit:
-		return fmt.Errorf("%w: stream %d: %d bytes beyond its limit %d", ErrFlowControl, id, r.received+n-r.limit, r.limit)
-	}
-	r.received += n
-	if r.cancelled {
-		r.read += n
+	if r.reset || r.done && !r.cancelled {
+		// The receiving part is over (RFC 9000 §3.2 "Reset Recvd", "Data
+		// Read"): a late frame must still respect the final size.
+		if end := off + uint64(len(data)); r.buf.finKnown && (end > r.buf.final || fin && end != r.buf.final) {
+			return bufErr(id, fmt.Errorf("%w: data to offset %d, final size %d", errFinalSize, end, r.buf.final))
+		}
 		return nil
 	}
-	r.buf.Append(p)
-	s.rcv.buffered += n
-	st.rcond.Broadcast()
+	before := r.buf.gapped()
+	stored, err := r.buf.write(off, data, fin)
+	if err != nil {
+		return bufErr(id, err)
+	}
+	if r.cancelled { // checked against the limit and the final size, and dropped
+		r.buf.discard()
+		if r.buf.finKnown && !r.done {
+			s.recvDoneLocked(st)
+		}
+		return nil
+	}
+	s.rcv.buffered += stored
+	s.gapChangedLocked(before, r.buf.gapped())
+	if r.buf.readable() > 0 || r.buf.eof() {
+		st.rcond.Broadcast()
+	}
 	return nil
 }
 
-func (rs *recordSink) StreamFin(id uint64) error {
-	s := (*Session)(rs)
+// ResetStream: RFC 9000 §3.2, "the receiving part of the stream ... can
+// discard any data that it already received on that stream"; §4.5: the
+// final size it carries cannot change, nor lie below data received.
+func (fs *frameSink) ResetStream(id, code, finalSize uint64) error {
+	s := (*Session)(fs)
 	if !s.streams.canRecv(id) {
 		return wrongDirection(id)
 	}
@@ -163,31 +206,15 @@ func (rs *recordSink) StreamFin(id uint64) error {
 		return err
 	}
 	r := &st.recv
-	if r.fin || (r.err != nil && !r.cancelled) {
-		return fmt.Errorf("second end of stream %d", id)
+	if r.reset {
+		return nil // a retransmission
 	}
-	r.fin = true
-	st.rcond.Broadcast()
-	if r.cancelled { // the final size a cancelled stream waited for (cancelReadLocked)
-		s.recvDoneLocked(st)
+	if err := r.buf.setFinal(finalSize); err != nil {
+		return bufErr(id, err)
 	}
-	return nil
-}
-
-// StreamReset: RFC 9000 §3.2, "the receiving part of the stream ... can
-// discard any data that it already received on that stream".
-func (rs *recordSink) StreamReset(id uint64, code uint64) error {
-	s := (*Session)(rs)
-	if !s.streams.canRecv(id) {
-		return wrongDirection(id)
-	}
-	st, err := s.streams.lookup(id)
-	if err != nil || st == nil {
-		return err
-	}
-	r := &st.recv
+	r.reset = true
 	if r.done {
-		return nil // the application cancelled or read to the end already
+		return nil // the application read to the end already
 	}
 	s.discardLocked(st)
 	if !r.cancelled { // a cancelled stream keeps the application's own error
@@ -198,8 +225,10 @@ func (rs *recordSink) StreamReset(id uint64, code uint64) error {
 	return nil
 }
 
-func (rs *recordSink) StreamMaxData(id uint64, limit uint64) error {
-	s := (*Session)(rs)
+// MaxStreamData raises a stream's send limit (RFC 9000 §19.10: a frame
+// that would lower it is ignored, as frames arrive in any order).
+func (fs *frameSink) MaxStreamData(id uint64, limit uint64) error {
+	s := (*Session)(fs)
 	if !s.streams.canSend(id) {
 		return wrongDirection(id)
 	}
@@ -214,12 +243,12 @@ func (rs *recordSink) StreamMaxData(id uint64, limit uint64) error {
 	return nil
 }
 
-// StreamStopSending: RFC 9000 §3.5, "An endpoint that receives a
-// STOP_SENDING frame MUST send a RESET_STREAM frame if the stream is in the
-// 'Ready' or 'Send' state ... An endpoint SHOULD copy the error code from
-// the STOP_SENDING frame to the RESET_STREAM frame it sends".
-func (rs *recordSink) StreamStopSending(id uint64, code uint64) error {
-	s := (*Session)(rs)
+// StopSending: RFC 9000 §3.5, "An endpoint that receives a STOP_SENDING
+// frame MUST send a RESET_STREAM frame if the stream is in the 'Ready' or
+// 'Send' state ... An endpoint SHOULD copy the error code from the
+// STOP_SENDING frame to the RESET_STREAM frame it sends".
+func (fs *frameSink) StopSending(id uint64, code uint64) error {
+	s := (*Session)(fs)
 	if !s.streams.canSend(id) {
 		return wrongDirection(id)
 	}
@@ -231,20 +260,28 @@ func (rs *recordSink) StreamStopSending(id uint64, code uint64) error {
 	return nil
 }
 
-func (rs *recordSink) MaxStreams(n uint64) error {
-	(*Session)(rs).streams.maxStreamsReceived(bidi, n)
+// MaxStreams raises the peer's stream credit (only ever up: RFC 9000
+// §19.11, "MAX_STREAMS frames that do not increase the stream limit MUST be
+// ignored").
+func (fs *frameSink) MaxStreams(n uint64, isUni bool) error {
+	k := bidi
+	if isUni {
+		k = uni
+	}
+	(*Session)(fs).streams.maxStreamsReceived(k, n)
 	return nil
 }
 
-func (rs *recordSink) MaxUniStreams(n uint64) error {
-	(*Session)(rs).streams.maxStreamsReceived(uni, n)
-	return nil
+// MaxData is not part of this protocol: the connection window travels in
+// every Ack (wire.Ack.Limit).
+func (fs *frameSink) MaxData(uint64) error {
+	return errors.New("MAX_DATA frame: the connection window travels in Acks")
 }
 
-// wrongDirection is the error of a record for the direction a
+// wrongDirection is the error of a frame for the direction a
 // unidirectional stream lacks (RFC 9000's STREAM_STATE_ERROR).
 func wrongDirection(id uint64) error {
-	return fmt.Errorf("record for the direction unidirectional stream %d does not have", id)
+	return fmt.Errorf("frame for the direction unidirectional stream %d does not have", id)
 }
 
-var _ wire.RecordHandler = (*recordSink)(nil)
+var _ wire.FrameHandler = (*frameSink)(nil)

@@ -56,7 +56,7 @@ func (ss *streamSend) release() {
 	}
 }
 
-// ctlBits are the control records a stream has to send.
+// ctlBits are the control frames a stream has to send.
 type ctlBits uint8
 
 const (
@@ -66,9 +66,9 @@ const (
 )
 
 // ctrlReserve is the part of the peer's connection window that only control
-// records may use, bytes. The receiver grants window as the application
+// frames may use, bytes. The receiver grants window as the application
 // reads, so a window full of unread data would otherwise also block the
-// window and credit updates that let data flow again. Control records are
+// window and credit updates that let data flow again. Control frames are
 // consumed on arrival, never buffered, so the reserve frees up at once.
 const ctrlReserve = 4 << 10
 
@@ -156,12 +156,14 @@ func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 	s.streams.maybeFree(st)
 }
 
-// fillLocked frames records into the connection byte stream (snd.pend)
-// until it holds target bytes or nothing more can go: control records
-// first, then stream data and ends, one segment's worth per record, in the
-// streams' priority order (readyQueue, stream_prio.go).
-// Records are framed only within the peer's connection window, stream data
-// only within the peer's stream windows and below the control reserve.
+// fillLocked frames stream and control frames (protocol version 4,
+// pkg/wire/frame.go) into snd.pend until it holds target bytes or nothing
+// more can go: control frames first, then stream data and ends, at most
+// one segment's worth per frame, in the streams' priority order
+// (readyQueue, stream_prio.go). Each frame is whole within one segment
+// (cut), so the receiver can process every segment on arrival. Frames are
+// framed only within the peer's connection window, stream data only within
+// the peer's stream windows and below the control reserve.
 func (s *Session) fillLocked(target int) {
 	sn := &s.snd
 	ss := &s.streams
@@ -169,7 +171,7 @@ func (s *Session) fillLocked(target int) {
 		off := sn.pendOff + uint64(sn.pend.Len())
 		if ss.ctlPending() {
 			if !s.frameCtlLocked(off) {
-				return // the window is full even for control records
+				return // the window is full even for control frames
 			}
 			continue
 		}
@@ -183,34 +185,45 @@ func (s *Session) fillLocked(target int) {
 		}
 		room := int64(sn.peerLimit) - ctrlReserve - int64(off)
 		snd := &st.send
-		if snd.buf.Len() == 0 { // the end
-			if room < int64(wire.RecordHeaderLen(wire.RecFin, st.id, 0)) {
+		if snd.buf.Len() == 0 { // the end alone
+			if room < int64(wire.StreamFrameHeaderLen(st.id, snd.framed, 0)) {
 				return
 			}
 			sn.marks.add(off, st)
-			sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], wire.RecFin, st.id, 0))
-			s.dataFramedLocked()
-			snd.state = sendDone
-			ss.finsPending--
-			ss.popReady(false)
-			ss.maybeFree(st)
+			sn.appendFrame(wire.AppendStreamFrameHeader(sn.hdr[:0], st.id, snd.framed, 0, true))
+			s.finFramedLocked(st)
 			continue
 		}
-		n := min(uint64(snd.buf.Len()), snd.limit-snd.framed, sn.segSize, wire.MaxRecordData)
-		hl := int64(wire.RecordHeaderLen(wire.RecData, st.id, n))
+		hl := int64(wire.StreamFrameHeaderLen(st.id, snd.framed, int(sn.segSize)))
 		if room <= hl {
 			return
 		}
-		n = min(n, uint64(room-hl))
+		n := min(uint64(snd.buf.Len()), snd.limit-snd.framed, sn.segSize-uint64(hl), uint64(room-hl))
+		fin := snd.state == sendClosing && n == uint64(snd.buf.Len())
 		sn.marks.add(off, st)
-		sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], wire.RecData, st.id, n))
+		sn.pend.Append(wire.AppendStreamFrameHeader(sn.hdr[:0], st.id, snd.framed, int(n), fin))
 		snd.buf.moveTo(&sn.pend, int(n))
+		sn.frameEnded()
 		s.dataFramedLocked()
 		snd.framed += n
 		ss.unqueueLocked(n)
 		st.wcond.Broadcast()
+		if fin {
+			s.finFramedLocked(st)
+			continue
+		}
 		ss.popReady(st.send.sendable())
 	}
+}
+
+// finFramedLocked is done with st's send side once its FIN is framed.
+func (s *Session) finFramedLocked(st *Stream) {
+	ss := &s.streams
+	s.dataFramedLocked()
+	st.send.state = sendDone
+	ss.finsPending--
+	ss.popReady(false)
+	ss.maybeFree(st)
 }
 
 // popReady is done with the ready stream the framer took (ready.Front):
@@ -221,56 +234,51 @@ func (ss *streamSet) popReady(again bool) {
 	}
 }
 
-// frameCtlLocked frames the next control record at connection offset off,
+// frameCtlLocked frames the next control frame at connection offset off,
 // if the peer's window has room; it reports whether it did.
 func (s *Session) frameCtlLocked(off uint64) bool {
 	sn := &s.snd
 	ss := &s.streams
-	var typ byte
-	var id, n uint64
 	var st *Stream
 	var ps *path
+	f := sn.hdr[:0]
+	var bit ctlBits
 	switch {
 	case len(ss.statusQ) > 0:
 		ps = ss.statusQ[0]
-		typ, id, n = wire.RecPathStatus, uint64(ps.id), ps.statusSeq<<1
-		if ps.backup {
-			n |= 1
-		}
+		f = wire.AppendPathStatus(f, uint64(ps.id), ps.statusSeq, ps.backup)
 	case ss.peer[bidi].maxDue:
-		typ, id = wire.RecMaxStreams, ss.peer[bidi].limit
+		f = wire.AppendMaxStreams(f, ss.peer[bidi].limit, false)
 	case ss.peer[uni].maxDue:
-		typ, id = wire.RecMaxUniStreams, ss.peer[uni].limit
+		f = wire.AppendMaxStreams(f, ss.peer[uni].limit, true)
 	default:
 		st = ss.ctl[0]
 		switch {
 		case st.ctl&ctlReset != 0:
-			typ, id, n = wire.RecReset, st.id, st.send.code
+			// RFC 9000 §19.4: "Final Size: ... the final size of the
+			// stream by the RESET_STREAM sender, in units of bytes".
+			bit, f = ctlReset, wire.AppendResetStream(f, st.id, st.send.code, st.send.framed)
 		case st.ctl&ctlStop != 0:
-			typ, id, n = wire.RecStopSending, st.id, st.recv.stopCode
+			bit, f = ctlStop, wire.AppendStopSending(f, st.id, st.recv.stopCode)
 		case st.ctl&ctlMaxData != 0:
-			typ, id, n = wire.RecMaxData, st.id, st.recv.limit
+			bit, f = ctlMaxData, wire.AppendMaxStreamData(f, st.id, st.recv.limit)
 		}
 	}
-	if off+uint64(wire.RecordHeaderLen(typ, id, n)) > sn.peerLimit {
+	if off+uint64(len(f)) > sn.peerLimit {
 		return false
 	}
-	sn.pend.Append(wire.AppendRecordHeader(sn.hdr[:0], typ, id, n))
+	sn.appendFrame(f)
 	switch {
 	case ps != nil:
 		ps.statusQueued = false
 		ss.statusQ[0] = nil
 		ss.statusQ = ss.statusQ[1:]
-	case typ == wire.RecMaxStreams:
+	case st == nil && ss.peer[bidi].maxDue:
 		ss.peer[bidi].maxDue = false
-	case typ == wire.RecMaxUniStreams:
+	case st == nil:
 		ss.peer[uni].maxDue = false
-	case typ == wire.RecReset:
-		st.ctl &^= ctlReset
-	case typ == wire.RecStopSending:
-		st.ctl &^= ctlStop
 	default:
-		st.ctl &^= ctlMaxData
+		st.ctl &^= bit
 	}
 	if st != nil && st.ctl == 0 {
 		st.inCtl = false

@@ -37,8 +37,8 @@ func TestStreamIDTypes(t *testing.T) {
 	sp := newScriptedPeer(t, nil)
 	defer sp.close()
 	sp.s.streams.peerParams(wire.Params{MaxStreams: 10, MaxUniStreams: 10, StreamWindow: 64 << 10})
-	sp.records(append(wire.AppendRecordHeader(nil, wire.RecData, 2, 3), "uni"...))
-	sp.records(append(wire.AppendRecordHeader(nil, wire.RecData, 0, 2), "bi"...))
+	sp.data(2, []byte("uni"))
+	sp.data(0, []byte("bi"))
 	if err := sp.send(); err != nil {
 		t.Fatal(err)
 	}
@@ -78,15 +78,15 @@ func TestUniStreamCreditSeparate(t *testing.T) {
 		t.Fatalf("announced %+v, want 4 bidirectional and 2 unidirectional streams", p)
 	}
 	for i := range uint64(4) {
-		sp.records(wire.AppendRecordHeader(nil, wire.RecFin, streamID(i, true, false), 0))
+		sp.fin(streamID(i, true, false))
 	}
 	for i := range uint64(2) {
-		sp.records(wire.AppendRecordHeader(nil, wire.RecFin, streamID(i, true, true), 0))
+		sp.fin(streamID(i, true, true))
 	}
 	if err := sp.send(); err != nil {
 		t.Fatalf("streams within both credits: %v", err)
 	}
-	sp.records(wire.AppendRecordHeader(nil, wire.RecFin, streamID(2, true, true), 0))
+	sp.fin(streamID(2, true, true))
 	if err := sp.send(); !errors.Is(err, ErrProtocol) || !errors.Is(err, ErrStreamLimit) {
 		t.Fatalf("a third unidirectional stream: err = %v, want a stream-limit protocol error", err)
 	}
@@ -105,13 +105,13 @@ func TestUniStreamCreditReturned(t *testing.T) {
 	if _, err := sp.s.OpenUniStream(); !errors.Is(err, ErrStreamLimitReached) {
 		t.Errorf("OpenUniStream without credit: %v, want ErrStreamLimitReached", err)
 	}
-	sp.records(append(wire.AppendRecordHeader(nil, wire.RecData, 2, 5), "hello"...))
-	sp.records(wire.AppendRecordHeader(nil, wire.RecFin, 2, 0))
-	sp.records(wire.AppendRecordHeader(nil, wire.RecMaxUniStreams, 1, 0)) // the peer grants one
+	sp.data(2, []byte("hello"))
+	sp.fin(2)
+	sp.frames(wire.AppendMaxStreams(nil, 1, true)) // the peer grants one
 	if err := sp.send(); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(sp.sentRecords().recs); n != 0 {
+	if n := len(sp.sentFrames().recs); n != 0 {
 		t.Errorf("the session framed %d records before the application acted", n)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -123,11 +123,11 @@ func TestUniStreamCreditReturned(t *testing.T) {
 	if b, err := io.ReadAll(rs); err != nil || string(b) != "hello" {
 		t.Fatalf("read %q, %v", b, err)
 	}
-	log := sp.sentRecords()
-	if got := log.find(wire.RecMaxUniStreams); len(got) != 1 || got[0].id != 2 {
+	log := sp.sentFrames()
+	if got := log.find(frMaxUniStreams); len(got) != 1 || got[0].id != 2 {
 		t.Errorf("MAX_STREAMS (uni) records %v, want one raising the limit to 2", got)
 	}
-	if got := log.find(wire.RecMaxStreams); len(got) != 0 {
+	if got := log.find(frMaxStreams); len(got) != 0 {
 		t.Errorf("a unidirectional stream returned bidirectional credit: %v", got)
 	}
 	ws, err := sp.s.OpenUniStream()
@@ -136,8 +136,8 @@ func TestUniStreamCreditReturned(t *testing.T) {
 	}
 	ws.Write([]byte("up"))
 	ws.Close()
-	log = sp.sentRecords()
-	if d, f := log.find(wire.RecData), log.find(wire.RecFin); len(d) != 1 || d[0].id != 3 || len(f) != 1 || f[0].id != 3 {
+	log = sp.sentFrames()
+	if d, f := log.find(frData), log.find(frFin); len(d) != 1 || d[0].id != 3 || len(f) != 1 || f[0].id != 3 {
 		t.Errorf("sent %v, want data and an end on stream 3", log.recs)
 	}
 	sp.s.mu.Lock()
@@ -158,18 +158,18 @@ func TestUniStreamWrongDirection(t *testing.T) {
 		name string
 		rec  []byte
 	}{
-		{"data on our send-only stream", append(wire.AppendRecordHeader(nil, wire.RecData, 3, 1), 'x')},
-		{"end of our send-only stream", wire.AppendRecordHeader(nil, wire.RecFin, 3, 0)},
-		{"reset of our send-only stream", wire.AppendRecordHeader(nil, wire.RecReset, 3, 9)},
-		{"stop-sending on the peer's uni stream", wire.AppendRecordHeader(nil, wire.RecStopSending, 2, 9)},
-		{"max-data on the peer's uni stream", wire.AppendRecordHeader(nil, wire.RecMaxData, 2, 1<<20)},
+		{"data on our send-only stream", append(wire.AppendStreamFrameHeader(nil, 3, 0, 1, false), 'x')},
+		{"end of our send-only stream", wire.AppendStreamFrameHeader(nil, 3, 0, 0, true)},
+		{"reset of our send-only stream", wire.AppendResetStream(nil, 3, 9, 0)},
+		{"stop-sending on the peer's uni stream", wire.AppendStopSending(nil, 2, 9)},
+		{"max-data on the peer's uni stream", wire.AppendMaxStreamData(nil, 2, 1<<20)},
 	} {
 		sp := newScriptedPeer(t, nil)
 		sp.s.streams.peerParams(wire.Params{MaxStreams: 10, MaxUniStreams: 10, StreamWindow: 64 << 10})
 		if _, err := sp.s.OpenUniStream(); err != nil { // stream 3
 			t.Fatal(err)
 		}
-		sp.records(tc.rec)
+		sp.frames(tc.rec)
 		if err := sp.send(); !errors.Is(err, ErrProtocol) {
 			t.Errorf("%s: err = %v, want a protocol error", tc.name, err)
 		}

@@ -113,7 +113,7 @@ func TestResetDiscardsUnreadData(t *testing.T) {
 		w.Write([]byte("unread"))
 		time.Sleep(100 * time.Millisecond) // arrives, not read
 		tb.srv.mu.Lock()
-		buffered := peer.recv.buf.Len()
+		buffered := int(peer.recv.buf.held())
 		tb.srv.mu.Unlock()
 		if buffered != len("unread") {
 			t.Fatalf("server holds %d unread bytes, want %d", buffered, len("unread"))

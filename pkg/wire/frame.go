@@ -2,7 +2,8 @@ package wire
 
 import "github.com/quic-go/quic-go/quicvarint"
 
-// Frames of protocol version 4 (issue 30, the data plane on QUIC's model).
+// Frames of protocol version 4 (issue 30, the data plane on QUIC's model):
+// what a segment carries.
 //
 // A segment's payload is a sequence of whole frames, so a segment can be
 // processed on arrival, in any order: a frame lost or late on one path
@@ -10,6 +11,7 @@ import "github.com/quic-go/quic-go/quicvarint"
 // 9000 §19 in meaning and, where one exists, in type number; every field is
 // a QUIC variable-length integer:
 //
+//	PADDING          0x00       no content: each zero byte is a frame of its own (§19.1)
 //	STREAM           0x08-0x0f  id, [offset if 0x04], [length if 0x02], data; 0x01: FIN (§19.8)
 //	RESET_STREAM     0x04       id, error code, final size (§19.4)
 //	STOP_SENDING     0x05       id, error code (§19.5)
@@ -18,10 +20,9 @@ import "github.com/quic-go/quic-go/quicvarint"
 //	MAX_STREAMS      0x12/0x13  bidirectional/unidirectional stream count (§19.11)
 //	PATH_STATUS      0x3e       path ID, sequence number, backup (0 or 1) (RFC 10069's PATH_STATUS_BACKUP/AVAILABLE in one frame)
 //
-// A STREAM frame without the length bit runs to the end of the segment. The
-// session does not use these frames yet: stage 2 of issue 30 wires them in
-// (docs/data-plane.md).
+// A STREAM frame without the length bit runs to the end of the segment.
 const (
+	FramePadding       byte = 0x00 // PADDING
 	FrameStream        byte = 0x08 // STREAM, with flag bits frameOff, frameLen, frameFin
 	FrameResetStream   byte = 0x04 // RESET_STREAM
 	FrameStopSending   byte = 0x05 // STOP_SENDING
@@ -145,6 +146,7 @@ func ParseFrames(p []byte, h FrameHandler) error {
 		p = p[1:]
 		var err error
 		switch {
+		case t == FramePadding:
 		case t&^(frameOff|frameLen|frameFin) == FrameStream:
 			p, err = parseStreamFrame(t, p, h)
 		case t == FrameResetStream:

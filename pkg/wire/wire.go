@@ -6,8 +6,8 @@
 //     Segment frames;
 //   - QUIC datagrams on any path: Ack and Report frames, and application
 //     datagrams (datagram.go);
-//   - the connection-level byte stream that segments slice up: Record frames
-//     that multiplex the session's streams.
+//   - a segment's payload: whole stream and control frames (frame.go),
+//     each of which the receiver processes on arrival, in any order.
 //
 // Every decoder returns an error on malformed input and never panics; the
 // session turns such an error into a connection error.
@@ -40,34 +40,23 @@ const (
 	TypeSilent byte = 0x24 // receiver → sender: nothing arrived on a path for a while (path ID, varint)
 )
 
-// Record types in the connection-level byte stream. Every record is a type
-// byte and a stream ID (varint), then for all but RecFin, RecMaxStreams and
-// RecMaxUniStreams one more varint; RecData's data follows its header.
+// Magic opens every path's data stream: "MPQ" and the protocol version 4.
 //
-// Stream IDs follow RFC 9000 §2.1: the least significant bit is the
-// initiator (0: client, 1: server), the next one the direction (0:
-// bidirectional, 1: unidirectional), and ID>>2 is the stream's index among
-// the streams of its type.
-const (
-	RecData        byte = 0x01 // stream data: id, length, then the data
-	RecFin         byte = 0x02 // end of a stream's data: id
-	RecReset       byte = 0x03 // stream aborted by its sender (RFC 9000 RESET_STREAM): id, error code
-	RecMaxData     byte = 0x04 // the sender may send stream bytes below a limit (MAX_STREAM_DATA): id, limit in bytes
-	RecStopSending byte = 0x05 // the receiver discards the stream (STOP_SENDING): id, error code
-	RecMaxStreams  byte = 0x06 // the peer may open streams with index below a count (MAX_STREAMS): count in the id field
-	RecPathStatus  byte = 0x07 // the sender's wish for a path (RFC 10069 PATH_STATUS_BACKUP/AVAILABLE): path ID, then seq<<1 | backup
-	// RecMaxUniStreams lets the peer open unidirectional streams with index
-	// below a count (MAX_STREAMS for unidirectional streams): count in the id field.
-	RecMaxUniStreams byte = 0x08
-)
-
-// Magic opens every path's data stream: "MPQ" and the protocol version 3.
+// Version 4 (issue 30) changed, from version 3: a segment's payload is a
+// sequence of whole frames (frame.go: STREAM with its stream offset, and
+// RFC 9000's control frames), not a slice of one connection-level byte
+// stream of records; the receiver processes each segment as it arrives, so
+// a segment late on one path delays only the streams whose bytes it
+// carries. The segment's sequence number is for acknowledgement, loss
+// detection and reinjection only; its offset counts the frame bytes sent
+// before it, which the connection window (Ack.Limit) bounds. RESET_STREAM
+// carries the stream's final size (RFC 9000 §19.4).
 //
 // Version 3 (issue 19) changed, from version 2:
 //   - stream IDs follow RFC 9000 §2.1: index<<2 | unidirectional<<1 |
 //     server-initiated (bidirectional IDs were index<<1 | server);
 //   - Params (in Hello and Accept) gained a third varint, MaxUniStreams, and
-//     the record RecMaxUniStreams raises that credit;
+//     MAX_STREAMS for unidirectional streams raises that credit;
 //   - a Join may be sent as TLS 0-RTT data (Join.Early, frame type 0x04),
 //     authenticated without the connection binding and refused if replayed;
 //   - QUIC datagrams may carry application datagrams (TypeAppDatagram);
@@ -76,16 +65,15 @@ const (
 //
 // Versions do not interoperate: a peer that opens with another version is
 // refused.
-var Magic = [4]byte{'M', 'P', 'Q', 3}
+var Magic = [4]byte{'M', 'P', 'Q', 4}
 
 // Size limits that the decoders enforce.
 const (
-	SessionIDLen      = 16        // bytes
-	NonceLen          = 16        // bytes
-	MACLen            = 32        // bytes (HMAC-SHA256)
-	MaxSegmentPayload = 16 << 10  // largest segment payload accepted, bytes
-	MaxAckRanges      = 32        // largest number of SACK ranges in one Ack
-	MaxRecordData     = 256 << 10 // largest data length in one record, bytes
+	SessionIDLen      = 16       // bytes
+	NonceLen          = 16       // bytes
+	MACLen            = 32       // bytes (HMAC-SHA256)
+	MaxSegmentPayload = 16 << 10 // largest segment payload accepted, bytes
+	MaxAckRanges      = 32       // largest number of SACK ranges in one Ack
 )
 
 // ErrMalformed wraps every decoding error.
@@ -97,12 +85,12 @@ func malformed(format string, a ...any) error {
 
 // Params are the stream limits an endpoint grants its peer when the session
 // opens (the stream-layer part of QUIC's transport parameters). They are
-// raised later with RecMaxStreams, RecMaxUniStreams and RecMaxData records.
+// raised later with MAX_STREAMS and MAX_STREAM_DATA frames (frame.go).
 // On the wire: three varints in field order.
 type Params struct {
-	MaxStreams    uint64 // bidirectional streams the peer may open before the first RecMaxStreams
-	StreamWindow  uint64 // bytes the peer may send on each stream before its first RecMaxData
-	MaxUniStreams uint64 // unidirectional streams the peer may open before the first RecMaxUniStreams
+	MaxStreams    uint64 // bidirectional streams the peer may open before the first MAX_STREAMS
+	StreamWindow  uint64 // bytes the peer may send on each stream before its first MAX_STREAM_DATA
+	MaxUniStreams uint64 // unidirectional streams the peer may open before the first MAX_STREAMS (unidirectional)
 }
 
 // Hello opens a new session.
@@ -132,7 +120,7 @@ type Accept struct {
 // Segment is one slice of the connection-level byte stream.
 type Segment struct {
 	Seq     uint64 // connection-level sequence number
-	Offset  uint64 // offset of Payload[0] in the connection byte stream, bytes
+	Offset  uint64 // frame bytes the sender sent in earlier segments (the connection window bounds Offset+len(Payload)), bytes
 	Payload []byte // at most MaxSegmentPayload bytes
 }
 

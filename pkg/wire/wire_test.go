@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"reflect"
 	"testing"
@@ -82,78 +81,6 @@ func TestReportRoundTrip(t *testing.T) {
 	}
 }
 
-type recSink struct {
-	data map[uint64][]byte
-	fin  map[uint64]bool
-	ctl  []string // control records, formatted
-}
-
-func (s *recSink) StreamData(id uint64, p []byte) error {
-	s.data[id] = append(s.data[id], p...)
-	return nil
-}
-func (s *recSink) StreamFin(id uint64) error { s.fin[id] = true; return nil }
-func (s *recSink) StreamReset(id uint64, c uint64) error {
-	s.ctl = append(s.ctl, fmt.Sprint("reset ", id, " ", c))
-	return nil
-}
-func (s *recSink) StreamMaxData(id uint64, l uint64) error {
-	s.ctl = append(s.ctl, fmt.Sprint("maxdata ", id, " ", l))
-	return nil
-}
-func (s *recSink) StreamStopSending(id uint64, c uint64) error {
-	s.ctl = append(s.ctl, fmt.Sprint("stop ", id, " ", c))
-	return nil
-}
-func (s *recSink) PathStatus(p, seq uint64, backup bool) error {
-	s.ctl = append(s.ctl, fmt.Sprint("status ", p, " ", seq, " ", backup))
-	return nil
-}
-func (s *recSink) MaxStreams(n uint64) error {
-	s.ctl = append(s.ctl, fmt.Sprint("maxstreams ", n))
-	return nil
-}
-func (s *recSink) MaxUniStreams(n uint64) error {
-	s.ctl = append(s.ctl, fmt.Sprint("maxunistreams ", n))
-	return nil
-}
-
-// Records split at every possible boundary decode the same.
-func TestRecordParserPiecewise(t *testing.T) {
-	var b []byte
-	b = append(AppendRecordHeader(b, RecData, 4, 5), "hello"...)
-	b = append(AppendRecordHeader(b, RecData, 1<<20, 3), "abc"...)
-	b = AppendRecordHeader(b, RecFin, 4, 0)
-	b = AppendRecordHeader(b, RecReset, 6, 77)
-	b = AppendRecordHeader(b, RecMaxData, 8, 1<<30)
-	b = AppendRecordHeader(b, RecStopSending, 10, 3)
-	b = AppendRecordHeader(b, RecMaxStreams, 300, 0)
-	b = AppendRecordHeader(b, RecPathStatus, 2, 5<<1|1)
-	b = AppendRecordHeader(b, RecMaxUniStreams, 1<<40, 0)
-	want := "[reset 6 77 maxdata 8 1073741824 stop 10 3 maxstreams 300 status 2 5 true maxunistreams 1099511627776]"
-	for _, typ := range []byte{RecData, RecFin, RecReset, RecMaxData, RecStopSending, RecMaxStreams, RecPathStatus, RecMaxUniStreams} {
-		if got, want := RecordHeaderLen(typ, 300, 1<<20), len(AppendRecordHeader(nil, typ, 300, 1<<20)); got != want || got > MaxRecordHeaderLen {
-			t.Errorf("RecordHeaderLen(%#x) = %d, encoded %d (max %d)", typ, got, want, MaxRecordHeaderLen)
-		}
-	}
-	for split := 0; split <= len(b); split++ {
-		s := &recSink{data: map[uint64][]byte{}, fin: map[uint64]bool{}}
-		var p RecordParser
-		if err := p.Feed(b[:split], s); err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Feed(b[split:], s); err != nil {
-			t.Fatal(err)
-		}
-		if string(s.data[4]) != "hello" || string(s.data[1<<20]) != "abc" || !s.fin[4] {
-			t.Fatalf("split %d: got %q %q fin %v", split, s.data[4], s.data[1<<20], s.fin[4])
-		}
-		if got := fmt.Sprint(s.ctl); got != want {
-			t.Fatalf("split %d: control records %s, want %s", split, got, want)
-		}
-	}
-}
-
 func FuzzReadHandshake(f *testing.F) {
 	f.Add(AppendHandshake(nil, Hello{}))
 	f.Add(AppendHandshake(nil, &Join{}))
@@ -204,24 +131,6 @@ func FuzzParseReport(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r Report
 		ParseReport(b, &r)
-	})
-}
-
-func FuzzRecordParser(f *testing.F) {
-	f.Add(append(AppendRecordHeader(nil, RecData, 4, 2), 'h', 'i'))
-	f.Add(AppendRecordHeader(nil, RecFin, 4, 0))
-	f.Add(AppendRecordHeader(nil, RecReset, 4, 9))
-	f.Add(AppendRecordHeader(nil, RecMaxData, 4, 1<<20))
-	f.Add(AppendRecordHeader(nil, RecStopSending, 4, 2))
-	f.Add(AppendRecordHeader(nil, RecMaxStreams, 100, 0))
-	f.Add(AppendRecordHeader(nil, RecPathStatus, 1, 3))
-	f.Add(AppendRecordHeader(nil, RecMaxUniStreams, 1<<20, 0))
-	f.Add(append(AppendRecordHeader(nil, RecData, 2, 1), 'u')) // a client's unidirectional stream
-	f.Add([]byte{RecMaxUniStreams + 1, 0})                     // the first unknown type
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s := &recSink{data: map[uint64][]byte{}, fin: map[uint64]bool{}}
-		var p RecordParser
-		p.Feed(b, s)
 	})
 }
 

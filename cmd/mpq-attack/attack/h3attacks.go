@@ -69,9 +69,9 @@ func controlStream() []byte {
 // (0x103): Answers counts "close 0x103".
 func H3SecondControl(ctx context.Context, o Options) Result {
 	return runWith(ctx, "h3-second-control", o, dialH3, func(ctx context.Context, p *Peer, c *counters) error {
-		b := appendData(nil, clientStreamID(0, true), controlStream())
-		b = appendData(b, clientStreamID(1, true), controlStream())
-		if err := p.Records(b); err != nil {
+		b := p.Data(clientStreamID(0, true), controlStream())
+		b = append(b, p.Data(clientStreamID(1, true), controlStream())...)
+		if err := p.Send(b...); err != nil {
 			return err
 		}
 		c.frames.Add(2)
@@ -88,7 +88,7 @@ func H3DataFirst(ctx context.Context, o Options) Result {
 		data := quicvarint.Append(nil, h3FrameData)
 		data = quicvarint.Append(data, 5)
 		data = append(data, "hello"...)
-		if err := p.Records(appendData(nil, clientStreamID(0, false), data)); err != nil {
+		if err := p.Send(p.Data(clientStreamID(0, false), data)...); err != nil {
 			return err
 		}
 		c.frames.Add(1)
@@ -124,7 +124,7 @@ func H3BigHeaders(ctx context.Context, o Options) Result {
 		// Within the session's window: the request is larger than the
 		// window before the server's first Ack. If no Ack makes room, the
 		// server may still have answered from what it got.
-		if err := p.RecordsWithin(wctx, appendData(nil, id, req)); err != nil && p.Conn.Context().Err() == nil && wctx.Err() == nil {
+		if err := p.SendWithin(wctx, p.Data(id, req)...); err != nil && p.Conn.Context().Err() == nil && wctx.Err() == nil {
 			return err
 		}
 		c.frames.Add(1)
@@ -194,15 +194,21 @@ func H3Cancel(ctx context.Context, o Options) Result {
 			defer cancel()
 			return h.wait(wctx, p.Conn.Context(), func() bool { return i < h.bidiLimit })
 		}
-		var b []byte
+		var b [][]byte // frames
+		size := 0
+		add := func(fs ...[]byte) {
+			for _, f := range fs {
+				b = append(b, f)
+				size += len(f)
+			}
+		}
 		var late []uint64 // streams whose cancellation goes with the next write
 		cancelReq := func(id uint64) {
-			b = wire.AppendRecordHeader(b, recReset, id, h3RequestCancelled)
-			b = wire.AppendRecordHeader(b, recStopSending, id, h3RequestCancelled)
+			add(p.Reset(id, h3RequestCancelled), wire.AppendStopSending(nil, id, h3RequestCancelled))
 		}
 		flush := func() error {
-			err := p.Records(b)
-			b = b[:0]
+			err := p.Send(b...)
+			b, size = b[:0], 0
 			for _, id := range late {
 				cancelReq(id)
 			}
@@ -213,7 +219,7 @@ func H3Cancel(ctx context.Context, o Options) Result {
 			h.mu.Lock()
 			ok := i < h.bidiLimit
 			h.mu.Unlock()
-			if !ok || len(b) > h3CancelBatch*(len(req)+32) {
+			if !ok || size > h3CancelBatch*(len(req)+32) {
 				if err := flush(); err != nil {
 					return err
 				}
@@ -227,7 +233,7 @@ func H3Cancel(ctx context.Context, o Options) Result {
 				}
 			}
 			id := clientStreamID(i, false)
-			b = appendData(b, id, req)
+			add(p.Data(id, req)...)
 			if i%2 == 0 {
 				cancelReq(id)
 			} else {
@@ -252,8 +258,8 @@ func H3Cancel(ctx context.Context, o Options) Result {
 		}
 		h.watch(id)
 		defer h.forget(id)
-		b = appendData(b, id, h3Request("HEAD", "/"+o.File))
-		b = wire.AppendRecordHeader(b, wire.RecFin, id, 0)
+		add(p.Data(id, h3Request("HEAD", "/"+o.File))...)
+		add(p.Fin(id))
 		if err := flush(); err != nil {
 			return err
 		}

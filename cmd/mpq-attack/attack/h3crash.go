@@ -19,7 +19,7 @@ import (
 // "extra-byte" and "empty-datagram" crashed mpquic-server at a8db118,
 // because Session.RemoteAddr returned nil once the session had no paths).
 var FollowUps = []string{
-	"extra-byte",       // one more data byte on stream 0 after its FIN, in the same segment: a protocol violation
+	"extra-byte",       // one more data byte on stream 0 past its final size, in the same segment: a protocol violation (RFC 9000 §4.5)
 	"extra-byte-later", // the same byte in a segment of its own
 	"empty-datagram",   // a QUIC DATAGRAM of zero bytes: not a session frame
 	"garbage-datagram", // a DATAGRAM of an unknown session type
@@ -36,17 +36,16 @@ var FollowUps = []string{
 func H3AfterRequest(ctx context.Context, o Options, after string) Result {
 	return runWith(ctx, "h3-after-request/"+after, o, dialH3, func(ctx context.Context, p *Peer, c *counters) error {
 		id := clientStreamID(0, false)
-		b := appendData(nil, id, h3Get(o.File))
-		b = wire.AppendRecordHeader(b, wire.RecFin, id, 0)
+		b := append(p.Data(id, h3Get(o.File)), p.Fin(id))
 		switch after {
 		case "extra-byte":
-			b = appendData(b, id, []byte{'x'})
+			b = append(b, p.Data(id, []byte{'x'})...)
 		case "reset":
-			b = wire.AppendRecordHeader(b, wire.RecReset, id, 0x10c) // H3_REQUEST_CANCELLED
+			b = append(b, p.Reset(id, 0x10c)) // H3_REQUEST_CANCELLED
 		case "stop-sending":
-			b = wire.AppendRecordHeader(b, wire.RecStopSending, id, 0x10c)
+			b = append(b, wire.AppendStopSending(nil, id, 0x10c))
 		}
-		if err := p.Records(b); err != nil {
+		if err := p.Send(b...); err != nil {
 			return err
 		}
 		c.frames.Add(1)
@@ -54,7 +53,7 @@ func H3AfterRequest(ctx context.Context, o Options, after string) Result {
 		switch after {
 		case "extra-byte", "reset", "stop-sending":
 		case "extra-byte-later":
-			err = p.Records(appendData(nil, id, []byte{'x'}))
+			err = p.Send(p.Data(id, []byte{'x'})...)
 		case "empty-datagram":
 			err = p.Conn.SendDatagram([]byte{})
 		case "garbage-datagram":

@@ -18,18 +18,14 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
-// The raw HTTP/3 side of a Peer (protocol version 3): it decodes the
-// records the server sends (pkg/wire.RecordParser) into what the HTTP/3
+// The raw HTTP/3 side of a Peer (protocol version 4): it decodes the
+// frames the server sends (pkg/wire.ParseFrames) into what the HTTP/3
 // attacks check: the server's SETTINGS, the stream credit it grants, and
 // each watched request stream's response status, reset and STOP_SENDING
 // codes.
 
-// Record types of pkg/wire that version 1 lacks, and HTTP/3's constants
-// (RFC 9114).
+// HTTP/3's constants (RFC 9114).
 const (
-	recReset       byte = 0x03 // RESET_STREAM: stream id, error code
-	recStopSending byte = 0x05 // STOP_SENDING: stream id, error code
-
 	h3FrameData     = 0x00
 	h3FrameHeaders  = 0x01
 	h3FrameSettings = 0x04
@@ -87,7 +83,6 @@ type h3State struct {
 	settings  map[uint64]uint64
 	ctrl      []byte // the server's control stream so far (bounded)
 	streams   map[uint64]*h3Stream
-	parser    wire.RecordParser
 }
 
 func newH3State(bidi, uni uint64) *h3State {
@@ -135,9 +130,19 @@ func (h *h3State) wait(ctx context.Context, conn context.Context, ok func() bool
 	}
 }
 
-// StreamData keeps the start of a watched stream's data, and decodes the
+// StreamFrame takes a STREAM frame of the server's (one path: they come in
+// order).
+func (h *h3State) StreamFrame(id, _ uint64, p []byte, fin bool) error {
+	h.streamData(id, p)
+	if fin {
+		h.streamFin(id)
+	}
+	return nil
+}
+
+// streamData keeps the start of a watched stream's data, and decodes the
 // server's control stream and a response's HEADERS.
-func (h *h3State) StreamData(id uint64, p []byte) error {
+func (h *h3State) streamData(id uint64, p []byte) {
 	if id == serverControlID {
 		if h.settings == nil && len(h.ctrl) < h3KeepBytes {
 			h.ctrl = append(h.ctrl, p[:min(len(p), h3KeepBytes-len(h.ctrl))]...)
@@ -146,29 +151,29 @@ func (h *h3State) StreamData(id uint64, p []byte) error {
 				h.notifyLocked()
 			}
 		}
-		return nil
+		return
 	}
 	st := h.streams[id]
 	if st == nil || st.headerDone {
-		return nil
+		return
 	}
 	st.buf = append(st.buf, p[:min(len(p), h3KeepBytes-len(st.buf))]...)
 	if status, ok := parseResponse(st.buf); ok {
 		st.status, st.headerDone, st.buf = status, true, nil
 		h.notifyLocked()
 	}
-	return nil
+	return
 }
 
-func (h *h3State) StreamFin(id uint64) error {
+func (h *h3State) streamFin(id uint64) {
 	if st := h.streams[id]; st != nil {
 		st.fin = true
 		h.notifyLocked()
 	}
-	return nil
 }
 
-func (h *h3State) StreamReset(id uint64, code uint64) error {
+// ResetStream records a watched stream's reset code.
+func (h *h3State) ResetStream(id, code, _ uint64) error {
 	if st := h.streams[id]; st != nil {
 		st.reset = int64(code)
 		h.notifyLocked()
@@ -176,7 +181,8 @@ func (h *h3State) StreamReset(id uint64, code uint64) error {
 	return nil
 }
 
-func (h *h3State) StreamStopSending(id uint64, code uint64) error {
+// StopSending records a watched stream's STOP_SENDING code.
+func (h *h3State) StopSending(id uint64, code uint64) error {
 	if st := h.streams[id]; st != nil {
 		st.stopSend = int64(code)
 		h.notifyLocked()
@@ -184,31 +190,29 @@ func (h *h3State) StreamStopSending(id uint64, code uint64) error {
 	return nil
 }
 
-func (h *h3State) StreamMaxData(uint64, uint64) error { return nil }
-
-func (h *h3State) MaxStreams(n uint64) error {
-	if n > h.bidiLimit {
-		h.bidiLimit = n
-		h.notifyLocked()
-	}
-	return nil
-}
-
-func (h *h3State) MaxUniStreams(n uint64) error {
-	if n > h.uniLimit {
-		h.uniLimit = n
-		h.notifyLocked()
-	}
-	return nil
-}
-
+// MaxStreamData, MaxData and PathStatus are of no interest here.
+func (h *h3State) MaxStreamData(uint64, uint64) error    { return nil }
+func (h *h3State) MaxData(uint64) error                  { return nil }
 func (h *h3State) PathStatus(uint64, uint64, bool) error { return nil }
 
-// feed parses the next in-order bytes of the server's record stream.
+// MaxStreams records the stream credit the server grants.
+func (h *h3State) MaxStreams(n uint64, uni bool) error {
+	l := &h.bidiLimit
+	if uni {
+		l = &h.uniLimit
+	}
+	if n > *l {
+		*l = n
+		h.notifyLocked()
+	}
+	return nil
+}
+
+// feed parses the frames of the server's next segment.
 func (h *h3State) feed(p []byte) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.parser.Feed(p, h)
+	return wire.ParseFrames(p, h)
 }
 
 // parseControl decodes a control stream's type and SETTINGS frame (RFC
@@ -294,12 +298,6 @@ func h3Request(method, path string, extra ...string) []byte {
 	b := quicvarint.Append(nil, h3FrameHeaders)
 	b = quicvarint.Append(b, uint64(fields.Len()))
 	return append(b, fields.Bytes()...)
-}
-
-// appendData appends a record of data on stream id.
-func appendData(b []byte, id uint64, data []byte) []byte {
-	b = wire.AppendRecordHeader(b, wire.RecData, id, uint64(len(data)))
-	return append(b, data...)
 }
 
 // acceptParam reads a field of an Accept's Params by name (0 if this

@@ -1,9 +1,9 @@
 // Package attack is the hostile-peer side of mpq-attack and of cli's load
 // test: raw multipath-QUIC session peers built from quic-go and pkg/wire
 // that complete the session handshake and then send what a hostile client
-// would (issue 10). It uses only pkg/wire's encoders that exist in every
-// protocol version so far (wire.Magic[3] is 1, 2 or 3), so the same source
-// builds against an older tree to measure the server before a fix.
+// would (issue 10). It speaks protocol version 4 (whole frames per
+// segment, pkg/wire/frame.go); to measure a server of version 3 or older
+// before a fix, build mpq-attack from that tree.
 //
 // Every attack is bounded in count and duration, and Dial refuses
 // non-loopback addresses: this is a measuring tool for one's own server.
@@ -30,12 +30,6 @@ import (
 // ALPN is the session's TLS application protocol (pkg/session.ALPN).
 const ALPN = "mpqsched/1"
 
-// Record types of protocol version 2 that version 1 lacks (pkg/wire).
-const (
-	recMaxData    byte = 0x04 // MAX_STREAM_DATA: stream id, limit in bytes
-	recMaxStreams byte = 0x06 // MAX_STREAMS: count in the id field
-)
-
 // Version is the session protocol version this package was built with.
 func Version() int { return int(wire.Magic[3]) }
 
@@ -60,8 +54,9 @@ type Peer struct {
 	pc   net.PacketConn
 	tr   *quic.Transport
 
-	seq, off uint64 // next in-order segment
-	limit    uint64 // the server's window limit as its last Ack read by RecordsWithin announced (0: none read)
+	seq, off uint64            // next in-order segment
+	offs     map[uint64]uint64 // each stream's next offset (Data)
+	limit    uint64            // the server's window limit as its last Ack read by SendWithin announced (0: none read)
 
 	h3 *h3State // HTTP/3 attacks: what the server sent (dialH3)
 }
@@ -152,18 +147,61 @@ func (p *Peer) Segment(seq, off uint64, payload []byte) error {
 	return err
 }
 
-// Records sends b, whole records of the connection byte stream, as the
-// next in-order segments.
-func (p *Peer) Records(b []byte) error {
-	for len(b) > 0 {
-		n := min(len(b), 1200)
-		if err := p.Segment(p.seq, p.off, b[:n]); err != nil {
-			return err
-		}
-		p.seq++
-		p.off += uint64(n)
-		b = b[n:]
+// maxFrameData is the most stream data the peer puts in one STREAM frame,
+// bytes: a frame and its header fit a 1,200-byte segment.
+const maxFrameData = 1200 - 32
+
+// Data returns the STREAM frames that carry data on stream id from the
+// stream's next offset (protocol version 4, pkg/wire/frame.go), and moves
+// the offset past it: send them, in any order.
+func (p *Peer) Data(id uint64, data []byte) [][]byte {
+	if p.offs == nil {
+		p.offs = map[uint64]uint64{}
 	}
+	var fs [][]byte
+	for len(data) > 0 {
+		n := min(len(data), maxFrameData)
+		fs = append(fs, append(wire.AppendStreamFrameHeader(nil, id, p.offs[id], n, false), data[:n]...))
+		p.offs[id] += uint64(n)
+		data = data[n:]
+	}
+	return fs
+}
+
+// Fin returns the STREAM frame that ends stream id at its next offset.
+func (p *Peer) Fin(id uint64) []byte {
+	return wire.AppendStreamFrameHeader(nil, id, p.offs[id], 0, true)
+}
+
+// Reset returns RESET_STREAM for stream id with code; its final size is
+// the stream's next offset.
+func (p *Peer) Reset(id, code uint64) []byte {
+	return wire.AppendResetStream(nil, id, code, p.offs[id])
+}
+
+// Send sends whole frames as the next in-order segments, as many as fit in
+// 1,200 bytes each (a larger frame goes alone).
+func (p *Peer) Send(frames ...[]byte) error {
+	var seg []byte
+	for i, f := range frames {
+		seg = append(seg, f...)
+		if i+1 == len(frames) || len(seg)+len(frames[i+1]) > 1200 {
+			if err := p.Raw(seg); err != nil {
+				return err
+			}
+			seg = seg[:0]
+		}
+	}
+	return nil
+}
+
+// Raw sends b, whatever it holds, as the next in-order segment.
+func (p *Peer) Raw(b []byte) error {
+	if err := p.Segment(p.seq, p.off, b); err != nil {
+		return err
+	}
+	p.seq++
+	p.off += uint64(len(b))
 	return nil
 }
 
@@ -171,49 +209,54 @@ func (p *Peer) Records(b []byte) error {
 // the receiver's first Ack (session.InitialWindow), bytes.
 const initialLimit = 64 << 10
 
-// RecordsWithin sends b as Records does, but as a genuine sender would:
+// SendWithin sends frames as Send does, but as a genuine sender would:
 // never past the server's window limit, which is initialLimit until one of
 // its Acks announces more. What does not fit waits, up to ctx, for an Ack
-// with room for all of b (awaitLimit, which drops the other datagrams it
-// reads); it returns that wait's error with the rest unsent. An attack on
-// something else (big headers, say) must not also overflow the window: the
-// server rightly ends such a session for a protocol violation, and
+// with room for all of them (awaitLimit, which drops the other datagrams
+// it reads); it returns that wait's error with the rest unsent. An attack
+// on something else (big headers, say) must not also overflow the window:
+// the server rightly ends such a session for a protocol violation, and
 // whether it does depended on how fast it read (TestH3Violations failed
 // 3 of 600 runs under load with "segment 54 ends at offset 66000 beyond
 // the window limit 65536").
-func (p *Peer) RecordsWithin(ctx context.Context, b []byte) error {
+func (p *Peer) SendWithin(ctx context.Context, frames ...[]byte) error {
 	limit := max(p.limit, initialLimit)
-	if room := limit - min(limit, p.off); uint64(len(b)) > room {
-		if err := p.Records(b[:room]); err != nil {
+	var total uint64
+	k := 0
+	for _, f := range frames {
+		if p.off+total+uint64(len(f)) > limit {
+			break
+		}
+		total += uint64(len(f))
+		k++
+	}
+	if k < len(frames) {
+		if err := p.Send(frames[:k]...); err != nil {
 			return err
 		}
-		b = b[room:]
-		l, err := p.awaitLimit(ctx, p.off+uint64(len(b)))
+		var rest uint64
+		for _, f := range frames[k:] {
+			rest += uint64(len(f))
+		}
+		l, err := p.awaitLimit(ctx, p.off+rest)
 		if err != nil {
 			return err
 		}
 		p.limit = l
+		frames = frames[k:]
 	}
-	return p.Records(b)
+	return p.Send(frames...)
 }
 
-// Request sends line on client stream 0 (without ending the stream) and,
-// in protocol version 2, grants the server the largest window on it. From
-// protocol version 3 on, where the commands serve HTTP/3, a "FILE NAME"
-// line goes as an HTTP/3 GET of /NAME instead (http3.go).
+// Request sends an HTTP/3 GET of /NAME for a "FILE NAME" line (any other
+// line as it is) on client stream 0, without ending the stream, and
+// grants the server the largest window on it (MAX_STREAM_DATA).
 func (p *Peer) Request(line string) error {
 	req := []byte(line)
-	if name, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "FILE "); ok && Version() >= 3 {
+	if name, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "FILE "); ok {
 		req = h3Get(name)
 	}
-	b := wire.AppendRecordHeader(nil, wire.RecData, 0, uint64(len(req)))
-	b = append(b, req...)
-	if Version() >= 2 {
-		b = append(b, recMaxData)
-		b = quicvarint.Append(b, 0)
-		b = quicvarint.Append(b, quicvarint.Max)
-	}
-	return p.Records(b)
+	return p.Send(append(p.Data(0, req), wire.AppendMaxStreamData(nil, 0, quicvarint.Max))...)
 }
 
 // Discard reads and drops the server's data stream until it ends, so that

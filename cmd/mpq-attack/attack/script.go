@@ -11,7 +11,7 @@ import (
 // payload one length byte and that many bytes (cut short at the script's
 // end).
 const (
-	opRecords  = iota // raw bytes of the connection byte stream (any records, malformed or not)
+	opRaw      = iota // a segment of raw bytes (any frames, malformed or not)
 	opData            // a DATA record of the payload on the current request stream
 	opFin             // FIN of the current request stream
 	opDatagram        // a QUIC DATAGRAM with the payload
@@ -25,7 +25,7 @@ const (
 
 // hasPayload reports whether op is followed by a length and a payload.
 func hasPayload(op byte) bool {
-	return op == opRecords || op == opData || op == opDatagram || op == opReset || op == opWait
+	return op == opRaw || op == opData || op == opDatagram || op == opReset || op == opWait
 }
 
 // RunScript opens one raw HTTP/3 session to o.Addr (as the HTTP/3
@@ -44,11 +44,10 @@ func RunScript(ctx context.Context, o Options, script []byte) error {
 	}
 	defer p.Close()
 	cur := uint64(0)
-	get := func(id uint64) []byte {
-		b := appendData(nil, clientStreamID(id, false), h3Get(o.File))
-		return wire.AppendRecordHeader(b, wire.RecFin, clientStreamID(id, false), 0)
+	get := func(id uint64) [][]byte {
+		return append(p.Data(clientStreamID(id, false), h3Get(o.File)), p.Fin(clientStreamID(id, false)))
 	}
-	if err := p.Records(get(cur)); err != nil {
+	if err := p.Send(get(cur)...); err != nil {
 		return err
 	}
 	for len(script) > 0 && p.Conn.Context().Err() == nil {
@@ -61,12 +60,14 @@ func RunScript(ctx context.Context, o Options, script []byte) error {
 		}
 		id := clientStreamID(cur, false)
 		switch op {
-		case opRecords:
-			err = p.Records(arg)
+		case opRaw:
+			if len(arg) > 0 {
+				err = p.Raw(arg)
+			}
 		case opData:
-			err = p.Records(appendData(nil, id, arg))
+			err = p.Send(p.Data(id, arg)...)
 		case opFin:
-			err = p.Records(wire.AppendRecordHeader(nil, wire.RecFin, id, 0))
+			err = p.Send(p.Fin(id))
 		case opDatagram:
 			err = p.Conn.SendDatagram(arg)
 		case opReset, opStop:
@@ -74,14 +75,14 @@ func RunScript(ctx context.Context, o Options, script []byte) error {
 			if len(arg) > 0 {
 				code = uint64(arg[0])
 			}
-			t := wire.RecReset
+			f := p.Reset(id, code)
 			if op == opStop {
-				t = wire.RecStopSending
+				f = wire.AppendStopSending(nil, id, code)
 			}
-			err = p.Records(wire.AppendRecordHeader(nil, t, id, code))
+			err = p.Send(f)
 		case opRequest:
 			cur++
-			err = p.Records(get(cur))
+			err = p.Send(get(cur)...)
 		case opClose:
 			return p.Conn.CloseWithError(0x42, "script ends")
 		case opWait:

@@ -26,7 +26,7 @@ func FuzzH3ServerScript(f *testing.F) {
 	}
 	o := serveH3(f)
 	o.Duration = 5 * time.Second
-	// Op bytes: 0 records, 1 data, 2 fin, 3 datagram, 4 reset, 5 request,
+	// Op bytes: 0 raw segment, 1 data, 2 fin, 3 datagram, 4 reset, 5 request,
 	// 6 stop, 7 close, 8 wait (see attack.RunScript).
 	f.Add([]byte{1, 1, 'x'})              // one data byte after the GET's FIN (crashed a8db118)
 	f.Add([]byte{3, 0})                   // an empty datagram (crashed a8db118)
