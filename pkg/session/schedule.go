@@ -27,7 +27,7 @@ func (s *Session) connInfoLocked(now time.Time) sched.ConnInfo {
 	sn := &s.snd
 	nextSeq := sn.lowestUnsent
 	for nextSeq < sn.nextSeq {
-		if g := sn.get(nextSeq); g != nil && !g.sent {
+		if g := sn.get(nextSeq); g != nil && !g.sent && !g.deferred {
 			break
 		}
 		nextSeq++
@@ -61,7 +61,7 @@ func (s *Session) hasWorkLocked() bool {
 		return true
 	}
 	for q := sn.lowestUnsent; q < sn.nextSeq; q++ {
-		if g := sn.get(q); g != nil && !g.sent {
+		if g := sn.get(q); g != nil && !g.sent && !g.deferred {
 			return true
 		}
 	}
@@ -101,6 +101,9 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 		return
 	}
 	s.snapshotLocked(now)
+	if len(sn.deferred) > 0 && !s.offerDeferredLocked(now) {
+		return
+	}
 	for range maxDecisions {
 		if !s.hasWorkLocked() {
 			if s.cfg.OpportunisticReinjection {
@@ -120,6 +123,9 @@ func (s *Session) scheduleLocked(now time.Time) (retryAt time.Time) {
 			continue
 		}
 		if d.Action == sched.Wait {
+			if s.parkLocked() {
+				continue // the stream waits for its pinned path alone
+			}
 			return sooner(d.RetryAt, s.primeRetryLocked(now, sn.prime, sn.snap, sn.slots))
 		}
 		if s.applyLocked(d, now) == 0 {

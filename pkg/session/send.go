@@ -18,6 +18,7 @@ type segment struct {
 	sentAt    time.Time
 	acked     bool
 	inRetrans bool
+	deferred  bool    // unsent, set aside while its stream is parked (park.go)
 	stream    *Stream // the stream of its first new record, or nil (recordMarks)
 }
 
@@ -34,9 +35,10 @@ type sender struct {
 
 	segs         []*segment // segments base, base+1, …, nextSeq−1
 	base         uint64
-	lowestUnsent uint64   // every segment below it has been sent at least once
-	retrans      []uint64 // sequence numbers to send again, oldest first
-	sacked       rangeset // segments at or above base that SACK ranges acknowledged (acked.go)
+	lowestUnsent uint64           // every segment below it has been sent at least once, or is deferred
+	deferred     []deferredStream // parked streams and their deferred segments (park.go)
+	retrans      []uint64         // sequence numbers to send again, oldest first
+	sacked       rangeset         // segments at or above base that SACK ranges acknowledged (acked.go)
 
 	peerLimit     uint64        // the sender frames connection bytes with offset < peerLimit: the peer's window, capped by maxUnacked
 	peerAnnounced uint64        // the largest limit the peer announced
@@ -114,7 +116,12 @@ func (s *Session) unsentBytes() uint64 {
 	sn := &s.snd
 	n := uint64(sn.pend.Len()) + s.streams.queued
 	for q := sn.lowestUnsent; q < sn.nextSeq; q++ {
-		if g := sn.get(q); g != nil && !g.sent {
+		if g := sn.get(q); g != nil && !g.sent && !g.deferred {
+			n += g.size
+		}
+	}
+	for _, ds := range sn.deferred {
+		for _, g := range ds.segs {
 			n += g.size
 		}
 	}
@@ -223,7 +230,7 @@ func (e *frameEnds) take(limit uint64) uint64 {
 func (s *Session) nextUnsent() *segment {
 	sn := &s.snd
 	for sn.lowestUnsent < sn.nextSeq {
-		if g := sn.get(sn.lowestUnsent); g != nil && !g.sent {
+		if g := sn.get(sn.lowestUnsent); g != nil && !g.sent && !g.deferred {
 			return g
 		}
 		sn.lowestUnsent++

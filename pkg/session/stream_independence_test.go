@@ -86,3 +86,54 @@ func pathBytes(st Stats) []uint64 {
 	}
 	return b
 }
+
+// Issue 30: "A second test for two bulk streams, each on its own path."
+// Two downloads start at once, one pinned to the fast path and one to the
+// slow path (Stream.SetPathPreference): the fast one must finish at close
+// to the fast path's rate, as if the slow one were not there (at least 80%
+// of the fast link's 40 Mbit/s), while the slow one goes on at the slow
+// path's pace. Neither stream's bytes wait for the other's.
+func TestTwoBulkStreamsOwnPaths(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbedOn(t, 1, nil, true, emu.PathSpec{Up: fastLink, Down: fastLink}, emu.PathSpec{Up: slowLink, Down: slowLink})
+		defer tb.close()
+		const size = 8 << 20
+		ids := tb.srv.Paths()
+		type result struct {
+			took time.Duration
+			err  error
+		}
+		done := make([]chan result, 2)
+		start := time.Now()
+		for i := range 2 {
+			done[i] = make(chan result, 1)
+			st, err := tb.cli.OpenStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Write([]byte("GET"))
+			st.Close()
+			peer := accept(t, tb.srv, 2*time.Second)
+			readAll(t, peer, 2*time.Second)
+			peer.SetPathPreference(ids[i], true)
+			go func() { peer.Write(make([]byte, size)); peer.Close() }()
+			go func() {
+				n, err := io.Copy(io.Discard, st)
+				if err == nil && n != size {
+					err = io.ErrUnexpectedEOF
+				}
+				done[i] <- result{time.Since(start), err}
+			}()
+		}
+		fast := <-done[0]
+		slow := <-done[1]
+		if fast.err != nil || slow.err != nil {
+			t.Fatalf("downloads: %v, %v", fast.err, slow.err)
+		}
+		rate := float64(size*8) / fast.took.Seconds()
+		t.Logf("fast-path stream: %v (%.1f Mbit/s); slow-path stream: %v (%.1f Mbit/s)", fast.took, rate/1e6, slow.took, float64(size*8)/slow.took.Seconds()/1e6)
+		if rate < 0.8*fastLink.RateBps {
+			t.Errorf("the fast-path stream got %.1f Mbit/s, want at least %.1f (80%% of its path)", rate/1e6, 0.8*fastLink.RateBps/1e6)
+		}
+	})
+}

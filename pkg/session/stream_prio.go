@@ -27,6 +27,7 @@ type streamPrio struct {
 	deadline    time.Time // SetDeadlineHint's hint; zero: none
 	path        sched.PathID
 	pref        sched.PathPreference
+	parked      bool // pinned to a path without room: out of the ready queue (park.go)
 
 	// Place in the ready queue, valid while Stream.inReady.
 	qUrg uint8 // the level it was queued at

@@ -250,7 +250,7 @@ func (ss *streamSet) creditLocked(k int) {
 
 // markReady queues st for the framer if it has something to send.
 func (ss *streamSet) markReady(st *Stream) {
-	if !st.inReady && st.send.sendable() {
+	if !st.inReady && !st.prio.parked && st.send.sendable() {
 		st.inReady = true
 		ss.ready.Push(st)
 		poke(ss.s.wake)
