@@ -193,6 +193,10 @@ func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Ad
 			p.qtr, p.remote = tr, remote
 			return p, nil
 		}
+		if errors.Is(err, errPlainChosen) {
+			s.handOver(ctx, tr) // the plain connection owns it now (dial_plain.go)
+			return nil, err
+		}
 		var te *quic.TransportError
 		if !errors.As(err, &te) || te.ErrorCode != quic.ConnectionRefused || attempt == dialAttempts {
 			s.disown(tr)
@@ -217,9 +221,13 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 		return s.dialJoin(ctx, tr, remote, join, opts) // join_early.go
 	}
 	q, t := s.tracedQUICConfig()
-	conn, err := tr.Dial(context.WithValue(ctx, tracerKey{}, t), remote, s.tlsConf, q)
+	offer, _ := ctx.Value(plainOfferKey{}).(*plainOffer) // dial_plain.go
+	conn, err := tr.Dial(context.WithValue(ctx, tracerKey{}, t), remote, offer.tls(s.tlsConf), q)
 	if err != nil {
 		return nil, fmt.Errorf("session: dial %v: %w", remote, err)
+	}
+	if offer.chose(conn) {
+		return nil, errPlainChosen
 	}
 	fail := func(err error) (*path, error) {
 		conn.CloseWithError(codeInternal, err.Error())

@@ -28,20 +28,27 @@ import (
 // streams buffer at most MaxListenerSendBuffered bytes for sending together
 // (each session at most MaxSendBuffered).
 type Listener struct {
-	cfg      Config
-	tlsConf  *tls.Config
-	tr       *quic.Transport
-	ln       *quic.EarlyListener // early: a join may arrive as 0-RTT data (join_early.go)
-	acceptQ  chan *Session
-	done     chan struct{}
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	sessions map[[wire.SessionIDLen]byte]*Session
-	perIP    map[string]int // sessions by source IP address
-	shaking  int            // session handshakes under way
-	rejected int            // joins refused
-	refused  int            // connections refused by a limit
-	newConns rateCounter    // new connections per second, for AddressValidation
+	cfg        Config
+	tlsConf    *tls.Config
+	tr         *quic.Transport
+	ln         *quic.EarlyListener // early: a join may arrive as 0-RTT data (join_early.go)
+	acceptQ    chan *Session
+	plainQ     chan *quic.Conn // connections that chose one of Config.PlainALPNs (listener_plain.go)
+	done       chan struct{}
+	wg         sync.WaitGroup
+	mu         sync.Mutex
+	sessions   map[[wire.SessionIDLen]byte]*Session
+	perIP      map[string]int // sessions by source IP address
+	shaking    int            // session handshakes under way
+	rejected   int            // joins refused
+	refused    int            // connections refused by a limit
+	plain      int            // plain connections open (listener_plain.go)
+	refusedTLS int            // handshakes refused for want of a common ALPN
+	alpnLog    struct {       // rate limit of their log lines
+		last time.Time
+		n    int
+	}
+	newConns rateCounter // new connections per second, for AddressValidation
 	limits   limitLog
 	log      logQueue    // Config.Logf, called outside l.mu (logq.go)
 	budget   *sendBudget // send-buffer room all sessions share (Config.MaxListenerSendBuffered)
@@ -60,18 +67,22 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 		return nil, err
 	}
 	traced, _ := tracerNeeded(&c, sch)
+	if err := checkPlainALPNs(c.PlainALPNs); err != nil {
+		return nil, err
+	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout
 	}
 	l := &Listener{
 		cfg:      c,
-		tlsConf:  withALPN(tlsConf),
 		acceptQ:  make(chan *Session, 64),
+		plainQ:   make(chan *quic.Conn, plainQueueLen),
 		done:     make(chan struct{}),
 		sessions: make(map[[wire.SessionIDLen]byte]*Session),
 		perIP:    make(map[string]int),
 		budget:   newSendBudget(c.MaxListenerSendBuffered),
 	}
+	l.tlsConf = l.listenTLS(tlsConf, c.PlainALPNs)
 	l.log.logf = c.Logf
 	l.limits.logf = l.log.printf // event runs under l.mu
 	l.tr = &quic.Transport{
@@ -156,6 +167,10 @@ func (l *Listener) acceptLoop() {
 		conn, err := l.ln.Accept(context.Background())
 		if err != nil {
 			return
+		}
+		if conn.ConnectionState().TLS.NegotiatedProtocol != ALPN {
+			l.acceptPlain(conn) // listener_plain.go
+			continue
 		}
 		l.mu.Lock()
 		busy := l.shaking >= l.cfg.MaxHandshakes
