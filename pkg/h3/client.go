@@ -253,6 +253,32 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
+// Close closes every connection of the Transport, idle or busy, with
+// H3_NO_ERROR (a connection still being dialled is closed once it is
+// made): requests in flight fail. A later RoundTrip dials anew. It is the
+// Close of quic-go's http3.Transport, for a Transport that owns sockets.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	all := t.conns
+	t.conns = nil
+	t.mu.Unlock()
+	for _, cc := range all {
+		closeConn := func() {
+			<-cc.ready
+			if cc.err == nil {
+				cc.h.fail(&Error{Code: ErrCodeNoError, Reason: "transport closed"})
+			}
+		}
+		select {
+		case <-cc.ready:
+			closeConn()
+		default:
+			go closeConn()
+		}
+	}
+	return nil
+}
+
 func (cc *clientConn) begin() {
 	cc.mu.Lock()
 	cc.active++

@@ -294,3 +294,24 @@ func TestDialAnyWithoutFallbackIsRefusedByPlainServer(t *testing.T) {
 		t.Fatalf("DialAny with no PlainALPNs to an h3-only server: %v, want a TLS refusal", err)
 	}
 }
+
+// DialAddr checks the certificate against the address's host name, not
+// the IP address it resolves to.
+func TestDialAddrServerNameFromHost(t *testing.T) {
+	pair := plainPair(t)
+	ln, err := session.Listen(loopbackUDP(t), pair.Server, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cli := pair.Client.Clone()
+	cli.ServerName = ""
+	port := ln.Addr().(*net.UDPAddr).Port
+	s, err := session.DialAddr(ctx, fmt.Sprintf("localhost:%d", port), cli, nil)
+	if err != nil {
+		t.Fatalf("DialAddr(localhost) with a certificate for localhost: %v", err)
+	}
+	s.Close()
+}
