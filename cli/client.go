@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/mpqsched/mpqsched/pkg/cc"
 	"github.com/mpqsched/mpqsched/pkg/certs"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
@@ -83,7 +85,8 @@ type clientOptions struct {
 	timeout        time.Duration
 	quiet          bool
 	verbose        bool
-	recvWindow     int // bytes
+	recvWindow     int  // bytes
+	requireDigest  bool // fail (and remove the file) when the server sends no Repr-Digest
 }
 
 // ClientMain is mpquic-client: it runs the command line of os.Args and
@@ -126,7 +129,8 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up if the whole download takes longer")
 	fs.IntVar(&o.recvWindow, "recv-window", 0, "session receive window (reorder buffer + unread data), bytes (0: session default, 4 MiB)")
 	fs.BoolVar(&o.quiet, "q", false, "no progress display")
-	fs.BoolVar(&o.verbose, "v", false, "log path events")
+	fs.BoolVar(&o.verbose, "v", false, "log path events: one line per path that joins or does not, and the mode the server chose")
+	fs.BoolVar(&o.requireDigest, "require-digest", false, "fail, and remove the file, when the server sends no Repr-Digest (default: keep the file and report it unverified)")
 	bad := func(err error) int {
 		fmt.Fprintln(stderr, "mpquic-client:", err)
 		fmt.Fprintln(stderr, "run mpquic-client -h for help")
@@ -173,8 +177,8 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	target := tgt.path
-	if (o.addr == "" && cmd != "h3-get") || o.ca == "" {
-		return bad(errors.New("-addr and -ca are required (the server's -dev-cert writes DIR/cert.pem)"))
+	if err := missingFlags(o.addr == "" && cmd != "h3-get", o.ca == ""); err != nil {
+		return bad(err)
 	}
 	for _, a := range [][2]string{{"-addr", o.addr}, {"-h3-addr", o.h3Addr}} {
 		if err := checkAddr(a[0], a[1]); err != nil {
@@ -348,9 +352,11 @@ func (c *clientCmd) output() (io.Writer, func(ok bool), error) {
 	}, nil
 }
 
-func (c *clientCmd) progress(label string) func(got, size int64) {
+// progress is the progress display of a download: update for HTTPGet,
+// and done, which ends the bar before anything else is printed.
+func (c *clientCmd) progress(label string) (update func(got, size int64), done func()) {
 	if c.o.quiet {
-		return nil
+		return nil, func() {}
 	}
 	var p *mpfile.Progress
 	if f, ok := c.stderr.(*os.File); ok {
@@ -358,7 +364,7 @@ func (c *clientCmd) progress(label string) func(got, size int64) {
 	} else {
 		p = &mpfile.Progress{W: c.stderr, Label: label}
 	}
-	return p.Update
+	return p.Update, p.Done
 }
 
 // download fetches c.tgt (whose path is target) over HTTP/3 on a new
@@ -403,12 +409,17 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 			defer stop()
 		}
 	} else {
-		s, err = mpfile.Connect(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
+		var plain *quic.Conn
+		s, plain, err = mpfile.ConnectAny(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
+		if plain != nil {
+			return c.plainDownload(ctx, plain, len(pcs), w, finish, start) // client_plain.go
+		}
 	}
 	if err != nil {
 		finish(false)
 		return fail(err)
 	}
+	c.logf("path 1 (from %v): multipath session (%s)", s.LocalAddr(), session.ALPN)
 	defer s.CloseWithError(0, "")
 	// Further paths join while the download starts on the first one.
 	joinCtx, stopJoin := context.WithCancel(ctx)
@@ -430,10 +441,14 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 	stall.Begin(time.Now())
 	w = metrics.StallWriter{W: w, T: &stall}
 	label := "get " + target
-	d, err = h3Get(ctx, s, c.tgt, w, c.progress(label))
+	update, done := c.progress(label)
+	d, err = h3Get(ctx, s, c.tgt, w, update)
+	done()
 	fct := time.Since(start)
 	stall.End(start.Add(fct))
+	unverified := false
 	if err != nil {
+		unverified, err = c.digestPolicy(err)
 		err = interrupted(ctx, err)
 	}
 	finish(err == nil)
@@ -446,6 +461,7 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 	}
 	r := mpfile.NewResult(m, d, fct, st, series, err)
 	r.MaxStallSec = stall.Max().Seconds()
+	r.Mode, r.Unverified = metrics.ModeMultipath, unverified
 	if auto != nil {
 		auto.finish(st, &r)
 		if !c.o.quiet {
@@ -459,7 +475,7 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 		r.Scheduler = d.Server.Scheduler
 	}
 	if !c.o.quiet && err == nil {
-		fmt.Fprintf(c.stderr, "%s: %d bytes in %.2f s, %.2f Mbit/s over %d paths, SHA-256 ok\n", label, d.Received, fct.Seconds(), r.GoodputBps/1e6, len(st.Paths))
+		fmt.Fprintf(c.stderr, "%s: %d bytes in %.2f s, %.2f Mbit/s over %d paths (multipath), %s\n", label, d.Received, fct.Seconds(), r.GoodputBps/1e6, len(st.Paths), verdict(unverified))
 	}
 	return r
 }

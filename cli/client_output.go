@@ -43,7 +43,7 @@ func checkAddr(flag, v string) error {
 func errorHint(msg string) string {
 	switch {
 	case strings.Contains(msg, "no application protocol"):
-		return "hint: -addr must be the server's multipath address (its -addr); its -h3-addr serves plain HTTP/3, for compare and h3-get only"
+		return "hint: the server speaks neither multipath QUIC (ALPN mpqsched/1) nor HTTP/3 (h3) on that port"
 	case strings.Contains(msg, "certificate signed by unknown authority"), strings.Contains(msg, "x509:"):
 		return "hint: -ca must be the server's certificate: mpquic-server -dev-cert DIR writes it to DIR/cert.pem"
 	}

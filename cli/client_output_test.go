@@ -60,13 +60,17 @@ func TestClientHints(t *testing.T) {
 		t.Errorf("-addr without a port: exit %d, stderr %q", code, stderr)
 	}
 	ts := startServer(t)
-	code, _, stderr = runClient(t, "-addr", ts.h3Addr, "-ca", ts.ca, "-connect-timeout", "2s", "-q", "get", "f", "-o", os.DevNull)
-	if code != exitFail || !strings.Contains(stderr, "no application protocol") || !strings.Contains(stderr, "-h3-addr") {
-		t.Errorf("-addr at the HTTP/3 port: exit %d, stderr %q lacks the -h3-addr hint", code, stderr)
+	// Since issue 31 the client falls back to plain HTTP/3 there
+	// (TestGetFallsBackToPlainHTTP3); a port that speaks neither protocol
+	// gets the hint.
+	other := startOtherALPN(t, ts)
+	code, _, stderr = runClient(t, "-addr", other, "-ca", ts.ca, "-connect-timeout", "2s", "-q", "get", "f", "-o", os.DevNull)
+	if code != exitFail || !strings.Contains(stderr, "no application protocol") || !strings.Contains(stderr, "neither multipath QUIC") {
+		t.Errorf("-addr at a port of another protocol: exit %d, stderr %q lacks the hint", code, stderr)
 	}
-	other, _ := certs.SelfSigned("localhost")
+	otherCert, _ := certs.SelfSigned("localhost")
 	ca := filepath.Join(t.TempDir(), "other.pem")
-	os.WriteFile(ca, other.CertPEM, 0o644)
+	os.WriteFile(ca, otherCert.CertPEM, 0o644)
 	code, _, stderr = runClient(t, "-addr", ts.addr, "-ca", ca, "-q", "get", "f", "-o", os.DevNull)
 	if code != exitFail || !strings.Contains(stderr, "-dev-cert DIR writes it to DIR/cert.pem") {
 		t.Errorf("wrong -ca: exit %d, stderr %q lacks the -dev-cert hint", code, stderr)
