@@ -36,8 +36,13 @@ const clientSynopsis = `usage: mpquic-client -ca CERT.pem [flags] get https://HO
 Downloads a file from mpquic-server over HTTP/3 (pkg/h3) on a multipath
 QUIC session, one path per local address or interface (or one per usable
 address, following the interfaces, with -paths auto), checks its SHA-256
-against the response's Repr-Digest and prints one metrics.Result JSON line
-on stdout. get takes an https URL (the session goes to its HOST:PORT, or
+against the response's Repr-Digest (without one the file is kept and the
+result says "unverified": true; -require-digest fails instead) and prints
+one metrics.Result JSON line on stdout, whose "mode" is multipath or
+single-path. get's first handshake offers both the session's ALPN and
+plain HTTP/3 (h3): a server that speaks only HTTP/3 is answered on that
+connection, over the first path alone, with no extra round trip (not with
+-paths auto, which needs a session). get takes an https URL (the session goes to its HOST:PORT, or
 to -addr if given; the port defaults to 443) or a bare PATH on -addr;
 redirects on the same server are followed. http-get is an alias of get,
 kept for scripts (it ran HTTP/1.1 over the session, which is retired).
