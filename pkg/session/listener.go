@@ -86,7 +86,10 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 	l.log.logf = c.Logf
 	l.limits.logf = l.log.printf // event runs under l.mu
 	l.tr = &quic.Transport{
-		Conn:                pc,
+		// A send through a vanished interface, address or route
+		// (ENETUNREACH, EADDRNOTAVAIL, ...) is an outage of that path, as
+		// on the client (senderr.go), not the end of its connection.
+		Conn:                tolerateUnreachable(pc),
 		VerifySourceAddress: l.verifySource,
 	}
 	if traced {

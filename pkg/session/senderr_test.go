@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/mpqsched/mpqsched/pkg/certs"
 )
 
 // The errors of a send through a vanished interface or route are an outage;
@@ -38,5 +40,27 @@ func TestTransientSendErrors(t *testing.T) {
 	defer u.Close()
 	if _, ok := tolerateUnreachable(u).(unreachableTolerant); !ok {
 		t.Error("a UDP socket is not wrapped")
+	}
+}
+
+// Issue 31, item 6: "the server dropped the path for good on sendmsg:
+// network is unreachable". The Listener's socket tolerates those errors
+// as the client's do.
+func TestListenerToleratesUnreachable(t *testing.T) {
+	u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := certs.SelfSigned("localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := Listen(u, pair.Server, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if _, ok := ln.tr.Conn.(unreachableTolerant); !ok {
+		t.Fatalf("the Listener's socket is a %T, not tolerant of unreachable routes", ln.tr.Conn)
 	}
 }
