@@ -417,7 +417,7 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 		var plain *quic.Conn
 		s, plain, err = mpfile.ConnectAny(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
 		if plain != nil {
-			return c.plainDownload(ctx, plain, len(pcs), w, finish, start) // client_plain.go
+			return c.plainDownload(ctx, plain, pcs, w, finish, start) // client_plain.go
 		}
 	}
 	if err != nil {

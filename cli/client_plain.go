@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -20,12 +21,16 @@ import (
 // plainDownload fetches c.tgt over plain HTTP/3 on plain, the connection
 // that get's first handshake made when the server chose "h3" instead of a
 // session (mpfile.ConnectAny): the fallback, single path, no extra round
-// trip. npaths is how many paths -paths asked for; the others go unused.
-func (c *clientCmd) plainDownload(ctx context.Context, plain *quic.Conn, npaths int, w io.Writer, finish func(ok bool), start time.Time) metrics.Result {
+// trip. pcs are the sockets of -paths: the connection runs on the first and
+// migrates to the next when its path fails (session.Migrate).
+func (c *clientCmd) plainDownload(ctx context.Context, plain *quic.Conn, pcs []net.PacketConn, w io.Writer, finish func(ok bool), start time.Time) metrics.Result {
 	defer plain.CloseWithError(0, "")
 	c.logf("path 1 (from %v): the server chose plain HTTP/3 (ALPN %s): single path, no session", plain.LocalAddr(), plain.ConnectionState().TLS.NegotiatedProtocol)
-	for i := 2; i <= npaths; i++ {
-		c.logf("path %d: not used: the server speaks plain HTTP/3 only", i)
+	for i := 2; i <= len(pcs); i++ {
+		c.logf("path %d (from %v): a spare: the connection migrates to it if its path fails", i, pcs[i-1].LocalAddr())
+	}
+	if len(pcs) > 1 {
+		session.Migrate(plain, pcs[1:], c.logf)
 	}
 	tr := &h3.Transport{Dial: func(context.Context, string) (h3.Conn, error) {
 		if plain.Context().Err() != nil {

@@ -102,7 +102,7 @@ func TestGetFallsBackToPlainHTTP3(t *testing.T) {
 	if got, _ := os.ReadFile(out); sha256.Sum256(got) != sha256.Sum256(ts.data) {
 		t.Error("the file written differs from the served one")
 	}
-	if !strings.Contains(stderr, "the server chose plain HTTP/3") || !strings.Contains(stderr, "path 2: not used") {
+	if !strings.Contains(stderr, "the server chose plain HTTP/3") || !strings.Contains(stderr, "path 2 (from 127.0.0.1:") || !strings.Contains(stderr, "a spare") {
 		t.Errorf("-v does not say the mode and the unused path:\n%s", stderr)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"net"
 	"strings"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/mpqsched/mpqsched/pkg/session"
 	"github.com/mpqsched/mpqsched/sched"
 )
@@ -39,7 +41,8 @@ type Dialer struct {
 	// LocalAddrs are the local addresses of the paths ("192.0.2.7" or
 	// "192.0.2.7:0"; the port defaults to 0), the first dialled and the
 	// others joined with AddPath; none: one path from an ephemeral socket.
-	// On a plain connection only the first is used.
+	// A plain connection runs on the first and migrates to the next when
+	// its path fails (session.Migrate: RFC 9000 connection migration).
 	LocalAddrs []string
 	// NoFallback offers the session's ALPN alone: a plain HTTP/3 server
 	// then refuses the handshake.
@@ -140,11 +143,7 @@ func (d *Dialer) Dial(ctx context.Context, authority string) (Conn, error) {
 				return nil, err
 			}
 			if plain != nil {
-				mode := plain.ConnectionState().TLS.NegotiatedProtocol
-				event(PathEvent{Index: 1, Local: la, Mode: mode})
-				for j, other := range locals[1:] {
-					event(PathEvent{Index: j + 2, Local: other, Mode: mode, Err: errors.New("the server speaks plain HTTP/3: one path")})
-				}
+				d.plain(plain, la, locals[1:], event)
 				return FromQUIC(plain), nil
 			}
 			s = sess
@@ -162,6 +161,26 @@ func (d *Dialer) Dial(ctx context.Context, authority string) (Conn, error) {
 		return nil, ctx.Err()
 	}
 	return FromSession(s), nil
+}
+
+// plain reports the paths of a plain connection made from first, and
+// keeps the sockets of the others as spares it migrates to when its
+// current path fails (session.Migrate).
+func (d *Dialer) plain(c *quic.Conn, first string, others []string, event func(PathEvent)) {
+	mode := c.ConnectionState().TLS.NegotiatedProtocol
+	event(PathEvent{Index: 1, Local: first, Mode: mode})
+	var spares []net.PacketConn
+	for j, la := range others {
+		pc, err := listenLocal(la)
+		if err == nil {
+			spares = append(spares, pc)
+			err = errors.New("the server speaks plain HTTP/3: a spare the connection migrates to if its path fails")
+		}
+		event(PathEvent{Index: j + 2, Local: la, Mode: mode, Err: err})
+	}
+	if len(spares) > 0 {
+		session.Migrate(c, spares, nil)
+	}
 }
 
 // listenLocal opens a path's UDP socket on la ("" for any address).
