@@ -480,7 +480,7 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 		r.Scheduler = d.Server.Scheduler
 	}
 	if !c.o.quiet && err == nil {
-		fmt.Fprintf(c.stderr, "%s: %d bytes in %.2f s, %.2f Mbit/s over %d paths (multipath), %s\n", label, d.Received, fct.Seconds(), r.GoodputBps/1e6, len(st.Paths), verdict(unverified))
+		fmt.Fprintf(c.stderr, "%s: %d bytes in %.2f s, %.2f Mbit/s over %s (multipath), %s\n", label, d.Received, fct.Seconds(), r.GoodputBps/1e6, pathCount(st), verdict(unverified))
 	}
 	return r
 }

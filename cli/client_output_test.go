@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mpqsched/mpqsched/pkg/certs"
+	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
 // Issue 20, item 5: "http-get / fails with open /: is a directory: the local
@@ -74,5 +76,24 @@ func TestClientHints(t *testing.T) {
 	code, _, stderr = runClient(t, "-addr", ts.addr, "-ca", ca, "-q", "get", "f", "-o", os.DevNull)
 	if code != exitFail || !strings.Contains(stderr, "-dev-cert DIR writes it to DIR/cert.pem") {
 		t.Errorf("wrong -ca: exit %d, stderr %q lacks the -dev-cert hint", code, stderr)
+	}
+}
+
+// Issue 31: "A rejoined path gets a new number, so a 2-path download ends
+// 'over 3 paths'". A path is a local address.
+func TestPathCountAfterRejoin(t *testing.T) {
+	a := &net.UDPAddr{IP: net.IPv4(10, 10, 1, 2), Port: 1000}
+	b := &net.UDPAddr{IP: net.IPv4(10, 10, 2, 2), Port: 2000}
+	for _, tc := range []struct {
+		paths []session.PathStats
+		want  string
+	}{
+		{[]session.PathStats{{ID: 0, LocalAddr: a}}, "1 path"},
+		{[]session.PathStats{{ID: 0, LocalAddr: a}, {ID: 1, LocalAddr: b}}, "2 paths"},
+		{[]session.PathStats{{ID: 0, LocalAddr: a}, {ID: 1, LocalAddr: b}, {ID: 2, LocalAddr: b}}, "2 paths (3 connections: a path joined again after an outage)"},
+	} {
+		if got := pathCount(session.Stats{Paths: tc.paths}); got != tc.want {
+			t.Errorf("pathCount(%d paths) = %q, want %q", len(tc.paths), got, tc.want)
+		}
 	}
 }
