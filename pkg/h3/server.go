@@ -322,7 +322,9 @@ func (sc *serverConn) serve(connCtx context.Context, st Stream) {
 	stop := context.AfterFunc(st.Context(), cancel)
 	defer stop()
 	req = req.WithContext(ctx)
-	req.RemoteAddr = sc.h.c.RemoteAddr().String()
+	if a := sc.h.c.RemoteAddr(); a != nil { // a session whose paths all ended has none
+		req.RemoteAddr = a.String()
+	}
 	cs := sc.h.c.ConnectionState().TLS
 	req.TLS = &cs
 

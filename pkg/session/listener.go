@@ -120,7 +120,8 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 // Addr is the listening address.
 func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
 
-// Accept waits for a new session.
+// Accept waits for a new session. On a Listener with Config.PlainALPNs,
+// AcceptAny also yields the plain connections (listener_plain.go).
 func (l *Listener) Accept(ctx context.Context) (*Session, error) {
 	select {
 	case s := <-l.acceptQ:
