@@ -20,8 +20,7 @@
 //     the handler's request context when the client does;
 //   - RFC 9218 priorities: the priority header and PRIORITY_UPDATE frames
 //     reach a stream that has a SetPriority(urgency uint8, incremental bool)
-//     method (ParsePriority reads the field).
-//
+//     method (ParsePriority reads the field);
 //   - one port for every HTTP/3 client: SessionListener serves the plain
 //     "h3" connections of a session listener with session.Config.PlainALPNs
 //     beside its sessions, and AdvertiseMultipath tells plain clients by
