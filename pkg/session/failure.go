@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -86,11 +87,7 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		progress := max2(p.lastProgress, lastRecv)
 		hinted := p.silentHint.After(progress) && now.Sub(progress) >= max(minHintSilence, 2*srtt)
 		if now.Sub(progress) >= timeout || pto >= ptoFailed || hinted {
-			p.failed, p.failedAt, p.failedSince = true, now, progress
-			s.stats.pathFailures++
-			s.logf("session %x: path %d potentially failed (no progress for %v, PTO count %d)", s.id[:4], p.id, now.Sub(progress), pto)
-			s.pathEventLocked(p, PathFailed)
-			s.reinjectLocked(p, now)
+			s.failLocked(p, now, progress, fmt.Sprintf("no progress for %v, PTO count %d", now.Sub(progress), pto))
 			continue
 		}
 		next = sooner(next, progress.Add(timeout))
@@ -101,6 +98,16 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		}
 	}
 	return next
+}
+
+// failLocked marks p potentially failed at now, its last progress at
+// since, and reinjects its data; Session.mu is held.
+func (s *Session) failLocked(p *path, now, since time.Time, why string) {
+	p.failed, p.failedAt, p.failedSince = true, now, since
+	s.stats.pathFailures++
+	s.logf("session %x: path %d potentially failed (%s)", s.id[:4], p.id, why)
+	s.pathEventLocked(p, PathFailed)
+	s.reinjectLocked(p, now)
 }
 
 // quicHoldsLocked reports whether quic-go still holds some of the segments
