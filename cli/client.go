@@ -425,6 +425,10 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 		return fail(err)
 	}
 	c.logf("path 1 (from %v): multipath session (%s)", s.LocalAddr(), session.ALPN)
+	waitEvents := func() {}
+	if c.o.verbose && auto == nil {
+		waitEvents = c.logPathEvents(s, pcs)
+	}
 	defer s.CloseWithError(0, "")
 	// Further paths join while the download starts on the first one.
 	joinCtx, stopJoin := context.WithCancel(ctx)
@@ -464,6 +468,7 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 	if cerr := s.Close(); cerr != nil && err == nil {
 		c.logf("close: %v", cerr)
 	}
+	waitEvents() // its lines before the summary
 	r := mpfile.NewResult(m, d, fct, st, series, err)
 	r.MaxStallSec = stall.Max().Seconds()
 	r.Mode, r.Unverified = metrics.ModeMultipath, unverified
