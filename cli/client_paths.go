@@ -12,12 +12,12 @@ import (
 // new session path (a new connection, a new session path number) on the
 // same socket, so it keeps its number here.
 type pathNumbers struct {
-	byLocal map[string]int // local address → number
-	live    map[string]int // session paths open on each local address
+	byLocal map[string]int  // local address → number
+	joined  map[string]bool // local addresses that joined once
 }
 
 func newPathNumbers(pcs []net.PacketConn) *pathNumbers {
-	n := &pathNumbers{byLocal: map[string]int{}, live: map[string]int{}}
+	n := &pathNumbers{byLocal: map[string]int{}, joined: map[string]bool{}}
 	for i, pc := range pcs {
 		n.byLocal[pc.LocalAddr().String()] = i + 1
 	}
@@ -25,7 +25,8 @@ func newPathNumbers(pcs []net.PacketConn) *pathNumbers {
 }
 
 // line is the -v line of e, or "" for an event already told (a path's
-// first join, which JoinPaths logs).
+// first join, which JoinPaths logs). A join again after an outage comes
+// after the removal of the path's old connection (Session.rejoinPath).
 func (n *pathNumbers) line(e session.PathEvent) string {
 	local := "?"
 	if e.Local != nil {
@@ -38,8 +39,8 @@ func (n *pathNumbers) line(e session.PathEvent) string {
 	name += " (from " + local + ")"
 	switch e.Kind {
 	case session.PathJoined:
-		n.live[local]++
-		if n.live[local] == 1 {
+		if !n.joined[local] {
+			n.joined[local] = true
 			return ""
 		}
 		return fmt.Sprintf("%s: joined again after an outage (session path %d)", name, e.Path)
@@ -48,10 +49,6 @@ func (n *pathNumbers) line(e session.PathEvent) string {
 	case session.PathRecovered:
 		return fmt.Sprintf("%s: live again (session path %d)", name, e.Path)
 	case session.PathRemoved:
-		n.live[local]--
-		if n.live[local] > 0 {
-			return fmt.Sprintf("%s: its connection before the outage closed (session path %d)", name, e.Path)
-		}
 		return fmt.Sprintf("%s: removed (session path %d)", name, e.Path)
 	case session.PathStatusChanged:
 		status := "available"
@@ -68,7 +65,7 @@ func (n *pathNumbers) line(e session.PathEvent) string {
 // (the removals at its end are not news); wait returns once they did.
 func (c *clientCmd) logPathEvents(s *session.Session, pcs []net.PacketConn) (wait func()) {
 	n := newPathNumbers(pcs)
-	n.live[s.LocalAddr().String()] = 1 // the first path joined before PathEvents
+	n.joined[s.LocalAddr().String()] = true // the first path joined before PathEvents
 	ch := s.PathEvents()
 	done := make(chan struct{})
 	go func() {
