@@ -52,6 +52,11 @@ type Dialer struct {
 	// fails to join is left out of the session, and this is how the caller
 	// learns it. It runs on the dialling goroutine.
 	OnPath func(PathEvent)
+	// OnSession, if set, is called with each session dialled, once its
+	// paths joined, before the Transport uses it: for its PathEvents
+	// (later failures, recoveries and joins again) and Stats. It runs on
+	// the dialling goroutine and must not close the session.
+	OnSession func(*session.Session)
 }
 
 // PathEvent is what became of one path a Dialer tried.
@@ -159,6 +164,9 @@ func (d *Dialer) Dial(ctx context.Context, authority string) (Conn, error) {
 	if ctx.Err() != nil {
 		s.Close()
 		return nil, ctx.Err()
+	}
+	if d.OnSession != nil {
+		d.OnSession(s)
 	}
 	return FromSession(s), nil
 }

@@ -155,8 +155,10 @@ func TestOnePortServesQuicGoClientAndSessions(t *testing.T) {
 	// from the URL.
 	var mu sync.Mutex
 	var events []PathEvent
+	var sessions []*session.Session
 	d := &Dialer{TLSConfig: cliTLS, LocalAddrs: []string{"127.0.0.1", "127.0.0.2"},
-		OnPath: func(e PathEvent) { mu.Lock(); events = append(events, e); mu.Unlock() }}
+		OnPath:    func(e PathEvent) { mu.Lock(); events = append(events, e); mu.Unlock() },
+		OnSession: func(s *session.Session) { mu.Lock(); sessions = append(sessions, s); mu.Unlock() }}
 	tr := &Transport{Dial: d.Dial}
 	defer tr.Close()
 	resp = getBig(t, &http.Client{Transport: tr, Timeout: 30 * time.Second}, base, 2_000_000)
@@ -170,6 +172,9 @@ func TestOnePortServesQuicGoClientAndSessions(t *testing.T) {
 	defer mu.Unlock()
 	if len(events) != 2 || events[0].Err != nil || events[1].Err != nil || events[1].Index != 2 || events[1].Path == events[0].Path {
 		t.Fatalf("path events %v, want paths 1 and 2 joined", events)
+	}
+	if len(sessions) != 1 || len(sessions[0].Paths()) != 2 {
+		t.Fatalf("OnSession got %d sessions, want 1 of 2 paths", len(sessions))
 	}
 }
 
