@@ -322,9 +322,7 @@ func (sc *serverConn) serve(connCtx context.Context, st Stream) {
 	stop := context.AfterFunc(st.Context(), cancel)
 	defer stop()
 	req = req.WithContext(ctx)
-	if a := sc.h.c.RemoteAddr(); a != nil { // a session whose paths all ended has none
-		req.RemoteAddr = a.String()
-	}
+	req.RemoteAddr = sc.h.c.RemoteAddr().String()
 	cs := sc.h.c.ConnectionState().TLS
 	req.TLS = &cs
 
