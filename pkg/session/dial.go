@@ -179,7 +179,8 @@ const (
 // refusal by a busy server is retried with backoff on the same transport.
 // On failure the transport and pc are closed.
 func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Addr, join *wire.Join, opts PathOptions) (*path, error) {
-	tr := &quic.Transport{Conn: tolerateUnreachable(pc)}
+	errs := &sendErrs{}
+	tr := &quic.Transport{Conn: tolerateUnreachableNoting(pc, errs)}
 	// Owned from the start (lifecycle.go): a close that begins while the
 	// path joins closes it with the others.
 	if err := s.own(tr); err != nil {
@@ -190,7 +191,7 @@ func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Ad
 	for attempt := 1; ; attempt++ {
 		p, err := s.dialAttempt(ctx, tr, remote, join, opts)
 		if err == nil {
-			p.qtr, p.remote = tr, remote
+			p.qtr, p.remote, p.sendErrs = tr, remote, errs
 			return p, nil
 		}
 		if errors.Is(err, errPlainChosen) {

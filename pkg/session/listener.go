@@ -52,6 +52,7 @@ type Listener struct {
 	limits   limitLog
 	log      logQueue    // Config.Logf, called outside l.mu (logq.go)
 	budget   *sendBudget // send-buffer room all sessions share (Config.MaxListenerSendBuffered)
+	sendErrs *sendErrs   // sends that failed for want of a route, by client address (senderr.go)
 }
 
 // Listen accepts sessions on pc, which the Listener owns from then on.
@@ -81,6 +82,7 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 		sessions: make(map[[wire.SessionIDLen]byte]*Session),
 		perIP:    make(map[string]int),
 		budget:   newSendBudget(c.MaxListenerSendBuffered),
+		sendErrs: &sendErrs{},
 	}
 	l.tlsConf = l.listenTLS(tlsConf, c.PlainALPNs)
 	l.log.logf = c.Logf
@@ -89,7 +91,7 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 		// A send through a vanished interface, address or route
 		// (ENETUNREACH, EADDRNOTAVAIL, ...) is an outage of that path, as
 		// on the client (senderr.go), not the end of its connection.
-		Conn:                tolerateUnreachable(pc),
+		Conn:                tolerateUnreachableNoting(pc, l.sendErrs),
 		VerifySourceAddress: l.verifySource,
 	}
 	if traced {
@@ -351,7 +353,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		abort(err)
 		return
 	}
-	p := &path{id: sched.PathID(id), conn: conn, out: out, in: r, tr: t, early: early}
+	p := &path{id: sched.PathID(id), conn: conn, out: out, in: r, tr: t, early: early, sendErrs: l.sendErrs}
 	if err := s.attach(p); err != nil {
 		abort(err)
 		return

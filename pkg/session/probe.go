@@ -238,7 +238,7 @@ func (s *Session) rejoinPath(p *path) {
 		}
 		return
 	}
-	np.qtr, np.remote = p.qtr, p.remote
+	np.qtr, np.remote, np.sendErrs = p.qtr, p.remote, p.sendErrs
 	if s.closed || s.slots[p.slot] != p {
 		go np.conn.CloseWithError(codePathRemoved, "path removed")
 		return

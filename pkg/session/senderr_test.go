@@ -64,3 +64,25 @@ func TestListenerToleratesUnreachable(t *testing.T) {
 		t.Fatalf("the Listener's socket is a %T, not tolerant of unreachable routes", ln.tr.Conn)
 	}
 }
+
+// A swallowed send error is noted by destination, an IPv4-mapped address
+// as the plain one; a nil sendErrs notes nothing.
+func TestSendErrsNoted(t *testing.T) {
+	var e sendErrs
+	a := &net.UDPAddr{IP: net.IPv4(10, 10, 2, 2), Port: 4000}
+	mapped := &net.UDPAddr{IP: net.ParseIP("::ffff:10.10.2.2"), Port: 4000}
+	other := &net.UDPAddr{IP: net.IPv4(10, 10, 1, 2), Port: 4000}
+	if !e.lastAt(a).IsZero() {
+		t.Fatal("an error before any send")
+	}
+	e.note(mapped)
+	if e.lastAt(a).IsZero() || !e.lastAt(other).IsZero() {
+		t.Fatalf("lastAt(%v) = %v, lastAt(%v) = %v: want only the first noted", a, e.lastAt(a), other, e.lastAt(other))
+	}
+	var none *sendErrs
+	none.note(a)
+	if !none.lastAt(a).IsZero() {
+		t.Fatal("a nil sendErrs noted an error")
+	}
+	e.note(&net.IPAddr{IP: net.IPv4(10, 10, 2, 2)}) // not UDP: ignored, no panic
+}
