@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/mpqsched/mpqsched/pkg/cc"
 	"github.com/mpqsched/mpqsched/pkg/certs"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
@@ -34,8 +36,13 @@ const clientSynopsis = `usage: mpquic-client -ca CERT.pem [flags] get https://HO
 Downloads a file from mpquic-server over HTTP/3 (pkg/h3) on a multipath
 QUIC session, one path per local address or interface (or one per usable
 address, following the interfaces, with -paths auto), checks its SHA-256
-against the response's Repr-Digest and prints one metrics.Result JSON line
-on stdout. get takes an https URL (the session goes to its HOST:PORT, or
+against the response's Repr-Digest (without one the file is kept and the
+result says "unverified": true; -require-digest fails instead) and prints
+one metrics.Result JSON line on stdout, whose "mode" is multipath or
+single-path. get's first handshake offers both the session's ALPN and
+plain HTTP/3 (h3): a server that speaks only HTTP/3 is answered on that
+connection, over the first path alone, with no extra round trip (not with
+-paths auto, which needs a session). get takes an https URL (the session goes to its HOST:PORT, or
 to -addr if given; the port defaults to 443) or a bare PATH on -addr;
 redirects on the same server are followed. http-get is an alias of get,
 kept for scripts (it ran HTTP/1.1 over the session, which is retired).
@@ -83,7 +90,8 @@ type clientOptions struct {
 	timeout        time.Duration
 	quiet          bool
 	verbose        bool
-	recvWindow     int // bytes
+	recvWindow     int  // bytes
+	requireDigest  bool // fail (and remove the file) when the server sends no Repr-Digest
 }
 
 // ClientMain is mpquic-client: it runs the command line of os.Args and
@@ -126,7 +134,8 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up if the whole download takes longer")
 	fs.IntVar(&o.recvWindow, "recv-window", 0, "session receive window (reorder buffer + unread data), bytes (0: session default, 4 MiB)")
 	fs.BoolVar(&o.quiet, "q", false, "no progress display")
-	fs.BoolVar(&o.verbose, "v", false, "log path events")
+	fs.BoolVar(&o.verbose, "v", false, "log path events: one line per path that joins or does not, and the mode the server chose")
+	fs.BoolVar(&o.requireDigest, "require-digest", false, "fail, and remove the file, when the server sends no Repr-Digest (default: keep the file and report it unverified)")
 	bad := func(err error) int {
 		fmt.Fprintln(stderr, "mpquic-client:", err)
 		fmt.Fprintln(stderr, "run mpquic-client -h for help")
@@ -173,8 +182,8 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	target := tgt.path
-	if (o.addr == "" && cmd != "h3-get") || o.ca == "" {
-		return bad(errors.New("-addr and -ca are required (the server's -dev-cert writes DIR/cert.pem)"))
+	if err := missingFlags(o.addr == "" && cmd != "h3-get", o.ca == ""); err != nil {
+		return bad(err)
 	}
 	for _, a := range [][2]string{{"-addr", o.addr}, {"-h3-addr", o.h3Addr}} {
 		if err := checkAddr(a[0], a[1]); err != nil {
@@ -348,9 +357,11 @@ func (c *clientCmd) output() (io.Writer, func(ok bool), error) {
 	}, nil
 }
 
-func (c *clientCmd) progress(label string) func(got, size int64) {
+// progress is the progress display of a download: update for HTTPGet,
+// and done, which ends the bar before anything else is printed.
+func (c *clientCmd) progress(label string) (update func(got, size int64), done func()) {
 	if c.o.quiet {
-		return nil
+		return nil, func() {}
 	}
 	var p *mpfile.Progress
 	if f, ok := c.stderr.(*os.File); ok {
@@ -358,7 +369,7 @@ func (c *clientCmd) progress(label string) func(got, size int64) {
 	} else {
 		p = &mpfile.Progress{W: c.stderr, Label: label}
 	}
-	return p.Update
+	return p.Update, p.Done
 }
 
 // download fetches c.tgt (whose path is target) over HTTP/3 on a new
@@ -403,11 +414,20 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 			defer stop()
 		}
 	} else {
-		s, err = mpfile.Connect(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
+		var plain *quic.Conn
+		s, plain, err = mpfile.ConnectAny(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
+		if plain != nil {
+			return c.plainDownload(ctx, plain, pcs, w, finish, start) // client_plain.go
+		}
 	}
 	if err != nil {
 		finish(false)
 		return fail(err)
+	}
+	c.logf("path 1 (from %v): multipath session (%s)", s.LocalAddr(), session.ALPN)
+	waitEvents := func() {}
+	if c.o.verbose && auto == nil {
+		waitEvents = c.logPathEvents(s, pcs)
 	}
 	defer s.CloseWithError(0, "")
 	// Further paths join while the download starts on the first one.
@@ -430,10 +450,14 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 	stall.Begin(time.Now())
 	w = metrics.StallWriter{W: w, T: &stall}
 	label := "get " + target
-	d, err = h3Get(ctx, s, c.tgt, w, c.progress(label))
+	update, done := c.progress(label)
+	d, err = h3Get(ctx, s, c.tgt, w, update)
+	done()
 	fct := time.Since(start)
 	stall.End(start.Add(fct))
+	unverified := false
 	if err != nil {
+		unverified, err = c.digestPolicy(err)
 		err = interrupted(ctx, err)
 	}
 	finish(err == nil)
@@ -444,8 +468,10 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 	if cerr := s.Close(); cerr != nil && err == nil {
 		c.logf("close: %v", cerr)
 	}
+	waitEvents() // its lines before the summary
 	r := mpfile.NewResult(m, d, fct, st, series, err)
 	r.MaxStallSec = stall.Max().Seconds()
+	r.Mode, r.Unverified = metrics.ModeMultipath, unverified
 	if auto != nil {
 		auto.finish(st, &r)
 		if !c.o.quiet {
@@ -459,7 +485,7 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 		r.Scheduler = d.Server.Scheduler
 	}
 	if !c.o.quiet && err == nil {
-		fmt.Fprintf(c.stderr, "%s: %d bytes in %.2f s, %.2f Mbit/s over %d paths, SHA-256 ok\n", label, d.Received, fct.Seconds(), r.GoodputBps/1e6, len(st.Paths))
+		fmt.Fprintf(c.stderr, "%s: %d bytes in %.2f s, %.2f Mbit/s over %s (multipath), %s\n", label, d.Received, fct.Seconds(), r.GoodputBps/1e6, pathCount(st), verdict(unverified))
 	}
 	return r
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
 	"github.com/mpqsched/mpqsched/pkg/pathmgr"
@@ -159,7 +161,13 @@ func (c *clientCmd) dialAuto(ctx context.Context, remote *net.UDPAddr, cfg *sess
 			errs = append(errs, fmt.Errorf("%v: %w", ep, lerr))
 			continue
 		}
-		s, err = mpfile.Connect(ctx, []net.PacketConn{pc}, remote, c.tls, cfg, c.o.connectTimeout)
+		var plain *quic.Conn
+		s, plain, err = mpfile.ConnectAny(ctx, []net.PacketConn{pc}, remote, c.tls, cfg, c.o.connectTimeout)
+		if plain != nil {
+			plain.CloseWithError(0, "")
+			stop()
+			return nil, nil, nil, errors.New("the server speaks plain HTTP/3 only (it chose ALPN h3): -paths auto needs a multipath session; give fixed -paths, or none, for a single-path download")
+		}
 		if err != nil {
 			pc.Close()
 			errs = append(errs, fmt.Errorf("%v: %w", ep, err))

@@ -88,15 +88,22 @@ func (c *clientCmd) singlePath(ctx context.Context, target string, num int, item
 		return res(mpfile.Download{}, 0, err)
 	}
 	defer sc.Close()
-	d, err := mpfile.HTTPGet(ctx, sc.HTTP, mpfile.SinglePathScheme+"://single"+ensureSlash(target), w, c.progress(fmt.Sprintf("single path %d %s", num, target)))
+	update, done := c.progress(fmt.Sprintf("single path %d %s", num, target))
+	d, err := mpfile.HTTPGet(ctx, sc.HTTP, mpfile.SinglePathScheme+"://single"+ensureSlash(target), w, update)
+	done()
 	fct := time.Since(start)
+	unverified := false
+	if err != nil {
+		unverified, err = c.digestPolicy(err)
+	}
 	finish(err == nil)
 	r := res(d, fct, err)
+	r.Mode, r.Unverified = metrics.ModeSinglePath, unverified
 	st := sc.Stats()
 	r.RetransPackets = st.PacketsLost
 	r.PerPathBytes = []uint64{uint64(d.Received)}
 	if !c.o.quiet && err == nil {
-		fmt.Fprintf(c.stderr, "single path %d: %d bytes in %.2f s, %.2f Mbit/s, SHA-256 ok\n", num, d.Received, fct.Seconds(), r.GoodputBps/1e6)
+		fmt.Fprintf(c.stderr, "single path %d: %d bytes in %.2f s, %.2f Mbit/s, %s\n", num, d.Received, fct.Seconds(), r.GoodputBps/1e6, verdict(unverified))
 	}
 	return r
 }

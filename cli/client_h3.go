@@ -65,7 +65,7 @@ func h3Get(ctx context.Context, s *session.Session, t target, w io.Writer, progr
 	}}
 	hc := &http.Client{Transport: tr, CheckRedirect: sameAuthority}
 	d, err := mpfile.HTTPGet(ctx, hc, t.url(), w, progress)
-	if err == nil || errors.Is(err, mpfile.ErrMismatch) {
+	if err == nil || errors.Is(err, mpfile.ErrMismatch) || errors.Is(err, mpfile.ErrNoDigest) {
 		if ss, serr := mpfile.HTTPStats(ctx, hc, "https://"+t.authority); serr == nil {
 			d.Server = ss
 		}

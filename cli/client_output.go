@@ -5,6 +5,8 @@ import (
 	"net"
 	"path"
 	"strings"
+
+	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
 // stdoutName is the -o value that writes the file to standard output (the
@@ -43,9 +45,33 @@ func checkAddr(flag, v string) error {
 func errorHint(msg string) string {
 	switch {
 	case strings.Contains(msg, "no application protocol"):
-		return "hint: -addr must be the server's multipath address (its -addr); its -h3-addr serves plain HTTP/3, for compare and h3-get only"
+		return "hint: the server speaks neither multipath QUIC (ALPN mpqsched/1) nor HTTP/3 (h3) on that port"
 	case strings.Contains(msg, "certificate signed by unknown authority"), strings.Contains(msg, "x509:"):
 		return "hint: -ca must be the server's certificate: mpquic-server -dev-cert DIR writes it to DIR/cert.pem"
 	}
 	return ""
+}
+
+// pathCount is the summary's "N paths": a path is a local address, so a
+// path joined again after an outage (a new connection, a new session path
+// number, the same socket) is counted once, and the connections are named
+// only when there were more.
+func pathCount(st session.Stats) string {
+	local := map[string]bool{}
+	for _, p := range st.Paths {
+		k := fmt.Sprint(p.ID)
+		if p.LocalAddr != nil {
+			k = p.LocalAddr.String()
+		}
+		local[k] = true
+	}
+	n := len(local)
+	s := fmt.Sprintf("%d paths", n)
+	if n == 1 {
+		s = "1 path"
+	}
+	if len(st.Paths) > n {
+		s += fmt.Sprintf(" (%d connections: a path joined again after an outage)", len(st.Paths))
+	}
+	return s
 }

@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mpqsched/mpqsched/pkg/certs"
+	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
 // Issue 20, item 5: "http-get / fails with open /: is a directory: the local
@@ -60,15 +62,38 @@ func TestClientHints(t *testing.T) {
 		t.Errorf("-addr without a port: exit %d, stderr %q", code, stderr)
 	}
 	ts := startServer(t)
-	code, _, stderr = runClient(t, "-addr", ts.h3Addr, "-ca", ts.ca, "-connect-timeout", "2s", "-q", "get", "f", "-o", os.DevNull)
-	if code != exitFail || !strings.Contains(stderr, "no application protocol") || !strings.Contains(stderr, "-h3-addr") {
-		t.Errorf("-addr at the HTTP/3 port: exit %d, stderr %q lacks the -h3-addr hint", code, stderr)
+	// Since issue 31 the client falls back to plain HTTP/3 there
+	// (TestGetFallsBackToPlainHTTP3); a port that speaks neither protocol
+	// gets the hint.
+	other := startOtherALPN(t, ts)
+	code, _, stderr = runClient(t, "-addr", other, "-ca", ts.ca, "-connect-timeout", "2s", "-q", "get", "f", "-o", os.DevNull)
+	if code != exitFail || !strings.Contains(stderr, "no application protocol") || !strings.Contains(stderr, "neither multipath QUIC") {
+		t.Errorf("-addr at a port of another protocol: exit %d, stderr %q lacks the hint", code, stderr)
 	}
-	other, _ := certs.SelfSigned("localhost")
+	otherCert, _ := certs.SelfSigned("localhost")
 	ca := filepath.Join(t.TempDir(), "other.pem")
-	os.WriteFile(ca, other.CertPEM, 0o644)
+	os.WriteFile(ca, otherCert.CertPEM, 0o644)
 	code, _, stderr = runClient(t, "-addr", ts.addr, "-ca", ca, "-q", "get", "f", "-o", os.DevNull)
 	if code != exitFail || !strings.Contains(stderr, "-dev-cert DIR writes it to DIR/cert.pem") {
 		t.Errorf("wrong -ca: exit %d, stderr %q lacks the -dev-cert hint", code, stderr)
+	}
+}
+
+// Issue 31: "A rejoined path gets a new number, so a 2-path download ends
+// 'over 3 paths'". A path is a local address.
+func TestPathCountAfterRejoin(t *testing.T) {
+	a := &net.UDPAddr{IP: net.IPv4(10, 10, 1, 2), Port: 1000}
+	b := &net.UDPAddr{IP: net.IPv4(10, 10, 2, 2), Port: 2000}
+	for _, tc := range []struct {
+		paths []session.PathStats
+		want  string
+	}{
+		{[]session.PathStats{{ID: 0, LocalAddr: a}}, "1 path"},
+		{[]session.PathStats{{ID: 0, LocalAddr: a}, {ID: 1, LocalAddr: b}}, "2 paths"},
+		{[]session.PathStats{{ID: 0, LocalAddr: a}, {ID: 1, LocalAddr: b}, {ID: 2, LocalAddr: b}}, "2 paths (3 connections: a path joined again after an outage)"},
+	} {
+		if got := pathCount(session.Stats{Paths: tc.paths}); got != tc.want {
+			t.Errorf("pathCount(%d paths) = %q, want %q", len(tc.paths), got, tc.want)
+		}
 	}
 }

@@ -18,14 +18,16 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
-// testServer runs mpquic-server's HTTP/3 server on a multipath listener and
-// the single-path baseline on loopback
+// testServer runs mpquic-server's HTTP/3 server on a multipath listener
+// (which serves plain HTTP/3 on the same port) and the single-path
+// baseline on loopback
 // with a fresh certificate written to cert.pem; it serves a 1 MiB file "f".
 type testServer struct {
 	addr, h3Addr string
 	ca           string // path of the pinned certificate
 	dir          string
 	data         []byte
+	pair         *certs.Pair // the server's certificate
 }
 
 func startServer(t *testing.T) *testServer {
@@ -42,6 +44,7 @@ func startServer(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ts.pair = pair
 	ts.ca = filepath.Join(t.TempDir(), "cert.pem")
 	if err := os.WriteFile(ts.ca, pair.CertPEM, 0o644); err != nil {
 		t.Fatal(err)
@@ -51,13 +54,13 @@ func startServer(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := session.Listen(pc, pair.Server, nil)
+	ln, err := listenOnePort(pc, pair.Server, &session.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &mpfile.Server{Dir: dir}
 	var lim serverLimits
-	hs := newH3Server(fileHandler(srv, nil), lim, nil)
+	hs := newH3Server(serverHandler(srv, nil), lim, nil)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(&h3sessionListener{ln: ln}) }()
 	hpc, err := net.ListenUDP("udp4", lo)
@@ -228,7 +231,9 @@ func TestClientCommandLine(t *testing.T) {
 		{[]string{"get"}, "want a command and its target"},
 		{append(ok, "fetch", "f"), `unknown command "fetch" (commands: get, http-get, compare, h3-get, help)`},
 		{append(ok, "h3-get", "/f"), "h3-get needs -h3-addr"},
-		{[]string{"get", "f"}, "-addr and -ca are required"},
+		{[]string{"get", "f"}, "-addr (or an https URL) and -ca (the server's -dev-cert writes DIR/cert.pem) are required"},
+		{[]string{"-addr", "127.0.0.1:1", "get", "f"}, "mpquic-client: -ca (the server's -dev-cert writes DIR/cert.pem) is required\n"},
+		{[]string{"-ca", "x", "get", "f"}, "mpquic-client: -addr (or an https URL) is required\n"},
 		{append(ok, "-paths", "127.0.0.1,nosuch0", "get", "f"), `-paths: path "nosuch0" is not a local IP address, IP:port or interface name (interfaces here: lo`},
 		{append(ok, "-paths", "127.0.0.1:99999", "get", "f"), `bad port "99999"`},
 		{append(ok, "compare", "/f"), "compare needs -h3-addr"},

@@ -31,9 +31,13 @@ const serverSynopsis = `usage: mpquic-server -dir DIR [-addr :4433] [-scheduler 
 Serves the files of DIR over HTTP/3 (pkg/h3) on multipath QUIC sessions,
 to any number of concurrent sessions: GET and HEAD with Range and
 conditional requests, a Repr-Digest (SHA-256) header on every 200, and
-/.mpq/stats (the session's sender counters). With -h3-addr, also over plain
-single-path HTTP/3 with quic-go's http3 (the baseline of mpquic-client
-compare). The FILE protocol and HTTP/1.1 on the session's streams are
+/.mpq/stats (the session's sender counters). The same -addr serves any
+plain HTTP/3 client (ALPN h3: browsers, curl, quic-go, ngtcp2) with the
+same handler and limits, its responses advertising multipath by Alt-Svc;
+-v logs each connection and every handshake refused for want of a common
+ALPN. With -h3-addr, also over plain single-path HTTP/3 with quic-go's own
+http3 (the baseline of mpquic-client compare, kept to measure that
+implementation rather than this one). The FILE protocol and HTTP/1.1 on the session's streams are
 retired (pkg/mpfile keeps the FILE protocol as a library). The server's
 scheduler decides the paths of every download, and its -coupling (and
 -reno-friendly) the congestion response of every path that carries one
@@ -200,7 +204,7 @@ func serve(ctx context.Context, o serverOptions, cfg *session.Config, srv *mpfil
 		return err
 	}
 	defer pc.Close()
-	ln, err := session.Listen(pc, tlsConf, cfg)
+	ln, err := listenOnePort(pc, tlsConf, cfg)
 	if err != nil {
 		return err
 	}
@@ -224,9 +228,9 @@ func serve(ctx context.Context, o serverOptions, cfg *session.Config, srv *mpfil
 		defer sp.Close()
 		logger.Printf("single-path baseline (%s, ALPN %s) on %v", mpfile.SinglePathProto, mpfile.SinglePathALPN, sp.Addr())
 	}
-	logger.Printf("serving %s on %v (multipath QUIC, scheduler %s, coupling %s, reno-friendly %v; HTTP/3 on the session)", o.dir, ln.Addr(), o.scheduler, o.coupling, o.renoFriendly)
+	logger.Printf("serving %s on %v (multipath QUIC, scheduler %s, coupling %s, reno-friendly %v; HTTP/3 on the session, and plain HTTP/3 (ALPN h3) on the same port, advertising multipath by Alt-Svc)", o.dir, ln.Addr(), o.scheduler, o.coupling, o.renoFriendly)
 	hl := &h3sessionListener{ln: ln, logf: logf}
-	hs := newH3Server(fileHandler(srv, logf), o.limits, srv.Limits)
+	hs := newH3Server(serverHandler(srv, logf), o.limits, srv.Limits)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(hl) }()
 	select {

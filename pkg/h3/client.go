@@ -253,6 +253,32 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
+// Close closes every connection of the Transport, idle or busy, with
+// H3_NO_ERROR (a connection still being dialled is closed once it is
+// made): requests in flight fail. A later RoundTrip dials anew. It is the
+// Close of quic-go's http3.Transport, for a Transport that owns sockets.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	all := t.conns
+	t.conns = nil
+	t.mu.Unlock()
+	for _, cc := range all {
+		closeConn := func() {
+			<-cc.ready
+			if cc.err == nil {
+				cc.h.fail(&Error{Code: ErrCodeNoError, Reason: "transport closed"})
+			}
+		}
+		select {
+		case <-cc.ready:
+			closeConn()
+		default:
+			go closeConn()
+		}
+	}
+	return nil
+}
+
 func (cc *clientConn) begin() {
 	cc.mu.Lock()
 	cc.active++
@@ -322,7 +348,14 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 	// 100-continue) can arrive while it is sent.
 	bodyErr := make(chan error, 1)
 	if req.Body == nil || req.Body == http.NoBody {
-		bodyErr <- st.Close()
+		// RFC 9114 §4.1: a server may answer before the request ends and
+		// stop reading it, and "Clients MUST NOT discard complete responses
+		// as a result of having their request terminated abruptly": a Close
+		// refused after the server's STOP_SENDING (quic-go: "close called
+		// for canceled stream") is no error; a broken connection shows in
+		// the response's read.
+		st.Close()
+		bodyErr <- nil
 	} else {
 		go func() { bodyErr <- cc.sendBody(st, req) }()
 	}
@@ -477,5 +510,6 @@ func (cc *clientConn) sendBody(st Stream, req *http.Request) error {
 			return err
 		}
 	}
-	return st.Close()
+	st.Close() // refused only after the server's STOP_SENDING: see roundTrip
+	return nil
 }

@@ -209,17 +209,30 @@ type Listener interface {
 	Close() error
 }
 
-// SessionListener adapts a session listener to Listener.
+// SessionListener adapts a session listener to Listener. On a listener
+// whose session.Config.PlainALPNs hold NextProtoH3, it yields the plain
+// HTTP/3 connections of its socket too (session.Listener.AcceptAny), so
+// that one Server serves every HTTP/3 client on one port, with the same
+// handler and limits.
 func SessionListener(ln *session.Listener) Listener { return sessionListener{ln} }
 
 type sessionListener struct{ ln *session.Listener }
 
 func (l sessionListener) Accept(ctx context.Context) (Conn, error) {
-	s, err := l.ln.Accept(ctx)
-	if err != nil {
-		return nil, err
+	for {
+		s, plain, err := l.ln.AcceptAny(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			return FromSession(s), nil
+		}
+		if plain.ConnectionState().TLS.NegotiatedProtocol == NextProtoH3 {
+			return FromQUIC(plain), nil
+		}
+		// RFC 7301 §3.2: a protocol this package does not speak.
+		plain.CloseWithError(quic.ApplicationErrorCode(ErrCodeVersionFallback), "not HTTP/3")
 	}
-	return FromSession(s), nil
 }
 
 func (l sessionListener) Close() error { return l.ln.Close() }

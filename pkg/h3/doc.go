@@ -20,7 +20,15 @@
 //     the handler's request context when the client does;
 //   - RFC 9218 priorities: the priority header and PRIORITY_UPDATE frames
 //     reach a stream that has a SetPriority(urgency uint8, incremental bool)
-//     method (ParsePriority reads the field).
+//     method (ParsePriority reads the field);
+//   - one port for every HTTP/3 client: SessionListener serves the plain
+//     "h3" connections of a session listener with session.Config.PlainALPNs
+//     beside its sessions, and AdvertiseMultipath tells plain clients by
+//     Alt-Svc; a client's Dialer offers both ALPNs in one handshake and
+//     falls back to plain HTTP/3 on that connection when the server picks
+//     "h3" (resp.TLS.NegotiatedProtocol says which ran), takes ServerName
+//     from the URL's host, reports each path (OnPath), and migrates a
+//     plain connection to another local address when its path fails.
 //
 // It does not implement server push (it never sends MAX_PUSH_ID, so a
 // server's push is an H3_ID_ERROR), extended CONNECT, or HTTP datagrams.

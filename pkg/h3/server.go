@@ -320,7 +320,7 @@ func (sc *serverConn) serve(connCtx context.Context, st Stream) {
 
 	// The request's context ends with the connection, or when the client
 	// cancels (its STOP_SENDING ends our send side, RFC 9114 §4.1.1).
-	ctx, cancel := context.WithCancel(connCtx)
+	ctx, cancel := context.WithCancel(context.WithValue(connCtx, http.LocalAddrContextKey, sc.h.c.LocalAddr()))
 	defer cancel()
 	stop := context.AfterFunc(st.Context(), cancel)
 	defer stop()

@@ -31,6 +31,14 @@ type Result struct {
 	// no new in-order byte while it still waited for some, s, timed at each
 	// read (exact, no sampling grid); 0 in records that predate it.
 	MaxStallSec float64 `json:"max_stall_s,omitempty"`
+
+	// Mode is how mpquic-client's get ran: ModeMultipath (a session) or
+	// ModeSinglePath (the server chose plain HTTP/3 in the handshake); ""
+	// in records that predate it and in emulator runs.
+	Mode string `json:"mode,omitempty"`
+	// Unverified: the server sent no Repr-Digest, so the data was kept
+	// without a check (SHA256OK is false, Error empty).
+	Unverified bool `json:"unverified,omitempty"`
 	// HandoffEvents are the scenario's Down outage and handoff windows that
 	// began before the FCT, each with its recovery; in path order, then by
 	// start.
@@ -107,3 +115,9 @@ type HandoffEvent struct {
 	// or more in the window.
 	FailoverGapSec float64 `json:"failover_gap_s"`
 }
+
+// Result.Mode values.
+const (
+	ModeMultipath  = "multipath"   // HTTP/3 over a multipath session
+	ModeSinglePath = "single-path" // plain HTTP/3 over one QUIC connection
+)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
@@ -120,10 +122,36 @@ func Connect(ctx context.Context, conns []net.PacketConn, remote net.Addr, tlsCo
 	return s, nil
 }
 
+// ConnectAny is Connect whose first handshake also offers plain HTTP/3
+// (session.DialAny with PlainALPNs {SinglePathALPN}): against a server
+// that speaks only plain HTTP/3 it returns that connection (s nil), made
+// by the same handshake. It owns conns[0] as Connect does; a plain
+// connection closes it when it ends.
+func ConnectAny(ctx context.Context, conns []net.PacketConn, remote net.Addr, tlsConf *tls.Config, cfg *session.Config, timeout time.Duration) (s *session.Session, plain *quic.Conn, err error) {
+	if len(conns) == 0 {
+		return nil, nil, errors.New("mpfile: no path")
+	}
+	var c session.Config
+	if cfg != nil {
+		c = *cfg
+	}
+	c.PlainALPNs = []string{SinglePathALPN}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	s, plain, err = session.DialAny(dctx, conns[0], remote, tlsConf, &c, session.PathOptions{})
+	timedOut := dctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	if err != nil && timedOut {
+		err = fmt.Errorf("no answer from %v within %v: %w", remote, timeout, err)
+	}
+	return s, plain, err
+}
+
 // JoinPaths adds conns as further paths of s, in order (backup[i] marks
 // conns[i] as a backup), each within timeout. A path that fails to join is
 // reported through logf and skipped, so a dead interface does not stop a
-// download. It returns how many paths joined. The client runs it while the
+// download; a path that joins is reported too. Paths are numbered from 1,
+// Connect's being 1 (so conns[i] is path i+2), as mpquic-client's -paths
+// and -backup count. It returns how many paths joined. The client runs it while the
 // download already goes over the first path, as MPTCP joins subflows.
 func JoinPaths(ctx context.Context, s *session.Session, conns []net.PacketConn, remote net.Addr, backup []bool, timeout time.Duration, logf func(string, ...any)) int {
 	if logf == nil {
@@ -135,12 +163,13 @@ func JoinPaths(ctx context.Context, s *session.Session, conns []net.PacketConn, 
 			break
 		}
 		actx, cancel := context.WithTimeout(ctx, timeout)
-		_, err := s.AddPath(actx, pc, remote, session.PathOptions{Backup: i < len(backup) && backup[i]})
+		id, err := s.AddPath(actx, pc, remote, session.PathOptions{Backup: i < len(backup) && backup[i]})
 		cancel()
 		if err != nil {
-			logf("path %v: not joined: %v", pc.LocalAddr(), err)
+			logf("path %d (from %v): not joined: %v", i+2, pc.LocalAddr(), err)
 			continue
 		}
+		logf("path %d (from %v): joined (session path %d)", i+2, pc.LocalAddr(), id)
 		n++
 	}
 	return n

@@ -14,7 +14,8 @@ import (
 )
 
 // HTTPGet fetches url with c into w and checks the body against the
-// response's Repr-Digest (sha-256) header, if any; progress, if not nil, is
+// response's Repr-Digest (sha-256) header; without one it returns the
+// Download and ErrNoDigest, the data all received; progress, if not nil, is
 // called with the bytes received so far and the announced size (-1 if
 // unknown). A status other than 200 is an error wrapping ErrServer with the
 // server's message.
@@ -63,7 +64,7 @@ func HTTPGet(ctx context.Context, c *http.Client, url string, w io.Writer, progr
 		d.Size = d.Received
 	}
 	if !hasDigest {
-		return d, errors.New("response has no " + DigestHeader + " header: cannot verify the data")
+		return d, ErrNoDigest
 	}
 	d.SHA256OK = bytes.Equal(sum.Sum(nil), want)
 	if !d.SHA256OK {
@@ -71,6 +72,10 @@ func HTTPGet(ctx context.Context, c *http.Client, url string, w io.Writer, progr
 	}
 	return d, nil
 }
+
+// ErrNoDigest means the response carried no Repr-Digest (sha-256): the
+// data arrived whole but could not be verified.
+var ErrNoDigest = errors.New("response has no " + DigestHeader + " header: cannot verify the data")
 
 // parseDigest extracts the sha-256 value of a Repr-Digest header.
 func parseDigest(h string) ([]byte, bool) {

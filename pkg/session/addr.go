@@ -11,11 +11,17 @@ import (
 // DialAddr is Dial to the server at addr ("host:port"), over a UDP socket
 // of its own on an unspecified local address and an ephemeral port. The
 // session owns the socket: it is closed when the session ends, or when
-// DialAddr fails. More paths join with AddPath.
+// DialAddr fails. More paths join with AddPath. A tlsConf without a
+// ServerName checks the certificate against addr's host, as quic-go's
+// DialAddr and net/http do (not against the address it resolves to).
 func DialAddr(ctx context.Context, addr string, tlsConf *tls.Config, cfg *Config) (*Session, error) {
 	raddr, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, err
+	}
+	if host, _, err := net.SplitHostPort(addr); err == nil && tlsConf != nil && tlsConf.ServerName == "" {
+		tlsConf = tlsConf.Clone()
+		tlsConf.ServerName = host
 	}
 	pc, err := net.ListenUDP("udp", nil)
 	if err != nil {

@@ -179,7 +179,8 @@ const (
 // refusal by a busy server is retried with backoff on the same transport.
 // On failure the transport and pc are closed.
 func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Addr, join *wire.Join, opts PathOptions) (*path, error) {
-	tr := &quic.Transport{Conn: tolerateUnreachable(pc)}
+	errs := &sendErrs{}
+	tr := &quic.Transport{Conn: tolerateUnreachableNoting(pc, errs)}
 	// Owned from the start (lifecycle.go): a close that begins while the
 	// path joins closes it with the others.
 	if err := s.own(tr); err != nil {
@@ -190,8 +191,12 @@ func (s *Session) dialPath(ctx context.Context, pc net.PacketConn, remote net.Ad
 	for attempt := 1; ; attempt++ {
 		p, err := s.dialAttempt(ctx, tr, remote, join, opts)
 		if err == nil {
-			p.qtr, p.remote = tr, remote
+			p.qtr, p.remote, p.sendErrs = tr, remote, errs
 			return p, nil
+		}
+		if errors.Is(err, errPlainChosen) {
+			s.handOver(ctx, tr) // the plain connection owns it now (dial_plain.go)
+			return nil, err
 		}
 		var te *quic.TransportError
 		if !errors.As(err, &te) || te.ErrorCode != quic.ConnectionRefused || attempt == dialAttempts {
@@ -217,9 +222,13 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 		return s.dialJoin(ctx, tr, remote, join, opts) // join_early.go
 	}
 	q, t := s.tracedQUICConfig()
-	conn, err := tr.Dial(context.WithValue(ctx, tracerKey{}, t), remote, s.tlsConf, q)
+	offer, _ := ctx.Value(plainOfferKey{}).(*plainOffer) // dial_plain.go
+	conn, err := tr.Dial(context.WithValue(ctx, tracerKey{}, t), remote, offer.tls(s.tlsConf), q)
 	if err != nil {
 		return nil, fmt.Errorf("session: dial %v: %w", remote, err)
+	}
+	if offer.chose(conn) {
+		return nil, errPlainChosen
 	}
 	fail := func(err error) (*path, error) {
 		conn.CloseWithError(codeInternal, err.Error())

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -14,6 +15,11 @@ const ptoFailed = 2
 // minHintSilence: a path the peer reports silent fails once it made no
 // progress for max(this, 2 RTT).
 const minHintSilence = 50 * time.Millisecond
+
+// sendErrQuiet: a path failed while its sends failed for want of a route
+// (senderr.go) is live again only after no send failed for this long: a
+// ping interval and the peer's ack delay, twice.
+const sendErrQuiet = minPingInterval + 2*maxAckDelay
 
 // silenceReported takes the peer's report that nothing arrived on path id
 // for a while (it receives, this end sends): the path fails at once if it
@@ -45,8 +51,20 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			// the path last heard from the peer (or made progress).
 			pto = ptoEstimate(now.Sub(max2(lastRecv, p.lastProgress)), srtt, rttVar)
 		}
+		// A send to the peer on this path failed for want of a route at
+		// errAt (senderr.go): what arrives meanwhile is no sign of a live
+		// path, as the answers go nowhere.
+		errAt := p.sendErrs.lastAt(p.conn.RemoteAddr())
 		if p.failed {
 			if lastRecv.After(p.failedAt) && pto == 0 {
+				// Live again only once a packet came in after the last failed
+				// send and no send failed for sendErrQuiet: the client's
+				// pings (every minPingInterval) are answered, so a route
+				// still gone shows within it.
+				if errAt.After(p.failedAt) && (!lastRecv.After(errAt) || now.Sub(errAt) < sendErrQuiet) {
+					next = sooner(next, errAt.Add(sendErrQuiet))
+					continue
+				}
 				p.failed = false
 				p.lastProgress = now
 				if p.tr == nil {
@@ -84,16 +102,19 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			continue
 		}
 		progress := max2(p.lastProgress, lastRecv)
-		hinted := p.silentHint.After(progress) && now.Sub(progress) >= max(minHintSilence, 2*srtt)
+		unreachable := errAt.After(p.lastProgress) // its sends fail since its data last made progress
+		if unreachable {
+			progress = p.lastProgress
+		}
+		hinted := (p.silentHint.After(progress) || unreachable) && now.Sub(progress) >= max(minHintSilence, 2*srtt)
 		if now.Sub(progress) >= timeout || pto >= ptoFailed || hinted {
-			p.failed, p.failedAt, p.failedSince = true, now, progress
-			s.stats.pathFailures++
-			s.logf("session %x: path %d potentially failed (no progress for %v, PTO count %d)", s.id[:4], p.id, now.Sub(progress), pto)
-			s.pathEventLocked(p, PathFailed)
-			s.reinjectLocked(p, now)
+			s.failLocked(p, now, progress, fmt.Sprintf("no progress for %v, PTO count %d", now.Sub(progress), pto))
 			continue
 		}
 		next = sooner(next, progress.Add(timeout))
+		if unreachable {
+			next = sooner(next, progress.Add(max(minHintSilence, 2*srtt)))
+		}
 		if p.tr == nil && pto < ptoFailed {
 			// The second estimated probe timeout, three ptos after the last
 			// packet: ptoEstimate's span for ptoFailed.
@@ -101,6 +122,16 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		}
 	}
 	return next
+}
+
+// failLocked marks p potentially failed at now, its last progress at
+// since, and reinjects its data; Session.mu is held.
+func (s *Session) failLocked(p *path, now, since time.Time, why string) {
+	p.failed, p.failedAt, p.failedSince = true, now, since
+	s.stats.pathFailures++
+	s.logf("session %x: path %d potentially failed (%s)", s.id[:4], p.id, why)
+	s.pathEventLocked(p, PathFailed)
+	s.reinjectLocked(p, now)
 }
 
 // quicHoldsLocked reports whether quic-go still holds some of the segments

@@ -29,23 +29,31 @@ import (
 // streams buffer at most MaxListenerSendBuffered bytes for sending together
 // (each session at most MaxSendBuffered).
 type Listener struct {
-	cfg      Config
-	tlsConf  *tls.Config
-	tr       *quic.Transport
-	ln       *quic.EarlyListener // early: a join may arrive as 0-RTT data (join_early.go)
-	acceptQ  chan *Session
-	done     chan struct{}
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	sessions map[[wire.SessionIDLen]byte]*Session
-	perIP    map[string]int // sessions by source IP address
-	shaking  int            // session handshakes under way
-	rejected int            // joins refused
-	refused  int            // connections refused by a limit
-	newConns rateCounter    // new connections per second, for AddressValidation
+	cfg        Config
+	tlsConf    *tls.Config
+	tr         *quic.Transport
+	ln         *quic.EarlyListener // early: a join may arrive as 0-RTT data (join_early.go)
+	acceptQ    chan *Session
+	plainQ     chan *quic.Conn // connections that chose one of Config.PlainALPNs (listener_plain.go)
+	done       chan struct{}
+	wg         sync.WaitGroup
+	mu         sync.Mutex
+	sessions   map[[wire.SessionIDLen]byte]*Session
+	perIP      map[string]int // sessions by source IP address
+	shaking    int            // session handshakes under way
+	rejected   int            // joins refused
+	refused    int            // connections refused by a limit
+	plain      int            // plain connections open (listener_plain.go)
+	refusedTLS int            // handshakes refused for want of a common ALPN
+	alpnLog    struct {       // rate limit of their log lines
+		last time.Time
+		n    int
+	}
+	newConns rateCounter // new connections per second, for AddressValidation
 	limits   limitLog
 	log      logQueue    // Config.Logf, called outside l.mu (logq.go)
 	budget   *sendBudget // send-buffer room all sessions share (Config.MaxListenerSendBuffered)
+	sendErrs *sendErrs   // sends that failed for want of a route, by client address (senderr.go)
 }
 
 // Listen accepts sessions on pc, which the Listener owns from then on.
@@ -61,22 +69,30 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 		return nil, err
 	}
 	traced, _ := tracerNeeded(&c, sch)
+	if err := checkPlainALPNs(c.PlainALPNs); err != nil {
+		return nil, err
+	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout
 	}
 	l := &Listener{
 		cfg:      c,
-		tlsConf:  withALPN(tlsConf),
 		acceptQ:  make(chan *Session, 64),
+		plainQ:   make(chan *quic.Conn, plainQueueLen),
 		done:     make(chan struct{}),
 		sessions: make(map[[wire.SessionIDLen]byte]*Session),
 		perIP:    make(map[string]int),
 		budget:   newSendBudget(c.MaxListenerSendBuffered),
+		sendErrs: &sendErrs{},
 	}
+	l.tlsConf = l.listenTLS(tlsConf, c.PlainALPNs)
 	l.log.logf = c.Logf
 	l.limits.logf = l.log.printf // event runs under l.mu
 	l.tr = &quic.Transport{
-		Conn:                pc,
+		// A send through a vanished interface, address or route
+		// (ENETUNREACH, EADDRNOTAVAIL, ...) is an outage of that path, as
+		// on the client (senderr.go), not the end of its connection.
+		Conn:                tolerateUnreachableNoting(pc, l.sendErrs),
 		VerifySourceAddress: l.verifySource,
 	}
 	if traced {
@@ -107,7 +123,8 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 // Addr is the listening address.
 func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
 
-// Accept waits for a new session.
+// Accept waits for a new session. On a Listener with Config.PlainALPNs,
+// AcceptAny also yields the plain connections (listener_plain.go).
 func (l *Listener) Accept(ctx context.Context) (*Session, error) {
 	select {
 	case s := <-l.acceptQ:
@@ -157,6 +174,10 @@ func (l *Listener) acceptLoop() {
 		conn, err := l.ln.Accept(context.Background())
 		if err != nil {
 			return
+		}
+		if conn.ConnectionState().TLS.NegotiatedProtocol != ALPN {
+			l.acceptPlain(conn) // listener_plain.go
+			continue
 		}
 		l.mu.Lock()
 		busy := l.shaking >= l.cfg.MaxHandshakes
@@ -351,7 +372,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		abort(err)
 		return
 	}
-	p := &path{id: sched.PathID(id), conn: conn, out: out, in: r, tr: t, early: early}
+	p := &path{id: sched.PathID(id), conn: conn, out: out, in: r, tr: t, early: early, sendErrs: l.sendErrs}
 	if err := s.attach(p); err != nil {
 		abort(err)
 		return

@@ -59,6 +59,7 @@ type path struct {
 	failedSince  time.Time // when the path last made progress before it failed
 	graceUntil   time.Time // no tracer: quic-go's backed-off probe timer after a recovery (failure.go)
 	silentHint   time.Time // when the peer last reported the path silent
+	sendErrs     *sendErrs // where its socket notes sends that failed for want of a route (senderr.go); nil: none
 	lastProgress time.Time // last connection-level acknowledgement of data this path carried
 	rate         rateEstimator
 	window       sessWindow // on top of quic-go's congestion window (window.go)

@@ -44,6 +44,27 @@ const (
 	activeWindow    = 500 * time.Millisecond // another path must have received within this for a silence to count
 )
 
+// rejoinAttempt bounds one attempt to join a path of smoothed RTT srtt
+// again. A link that fails again while the attempt's handshake is under
+// way loses its packets, and quic-go's handshake timer backs off; an
+// attempt that has not finished in a second (or 8 RTTs) is abandoned and
+// the path probed afresh, so that after the link returns the path is down
+// for at most the rest of one attempt, a ping and a handshake (issue 31:
+// a rejoin begun during a 3 s throttle held the path 5.3 s after the link
+// returned).
+func rejoinAttempt(srtt time.Duration) time.Duration { return max(rejoinSilence, 8*srtt) }
+
+// srtt is p's latest smoothed RTT, read without side effects (viewLocked
+// updates the stats view).
+func (p *path) srtt() time.Duration {
+	if t := p.tr; t != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.srtt
+	}
+	return p.conn.ConnectionStats().SmoothedRTT
+}
+
 // answerDue is how long after a ping its answer (quic-go's ACK) is due on
 // a path of smoothed RTT srtt: an RTT and the peer's largest ACK delay, and
 // a little more.
@@ -190,26 +211,34 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 }
 
 // rejoinPath replaces p by a fresh connection on the same socket, joined
-// to the session, and removes p. On failure p stays and probing goes on.
+// to the session, and removes p. On failure p stays, potentially failed,
+// and probing goes on.
 func (s *Session) rejoinPath(p *path) {
 	// The session's context: Close cancels the dial (finding 6 of issue
 	// 19: with context.Background, Close waited for it).
-	ctx, cancel := context.WithTimeout(s.life.ctx, s.cfg.HandshakeTimeout)
-	defer cancel()
-	j := &wire.Join{SessionID: s.id}
-	rand.Read(j.Nonce[:])
 	s.mu.Lock()
 	opts := PathOptions{Backup: p.backup}
 	s.mu.Unlock()
+	attempt := min(s.cfg.HandshakeTimeout, rejoinAttempt(p.srtt()))
+	ctx, cancel := context.WithTimeout(s.life.ctx, attempt)
+	defer cancel()
+	j := &wire.Join{SessionID: s.id}
+	rand.Read(j.Nonce[:])
 	np, err := s.dialAttempt(ctx, p.qtr, p.remote, j, opts)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p.probe = probeState{}
 	if err != nil {
 		s.logf("session %x: path %d: joining again after an outage failed: %v", s.id[:4], p.id, err)
+		// Its link failed again (or will not take it): the path stays out
+		// of the schedule until a packet shows it alive, as it was while
+		// being joined again, instead of taking segments into the dark.
+		if !s.closed && s.slots[p.slot] == p && !p.failed {
+			s.failLocked(p, s.now(), p.lastProgress, "joining it again failed")
+		}
 		return
 	}
-	np.qtr, np.remote = p.qtr, p.remote
+	np.qtr, np.remote, np.sendErrs = p.qtr, p.remote, p.sendErrs
 	if s.closed || s.slots[p.slot] != p {
 		go np.conn.CloseWithError(codePathRemoved, "path removed")
 		return

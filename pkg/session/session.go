@@ -194,6 +194,15 @@ type Config struct {
 	// rule, the rule's increase with Reno's decrease (not scaled to
 	// quic-go's 0.7) and no undo.
 	RenoFriendly bool
+
+	// PlainALPNs are application protocols this end also speaks over one
+	// plain QUIC connection, such as "h3" (listener_plain.go). A Listener
+	// offers them after ALPN on its socket, so a client that offers only
+	// one of them (any HTTP/3 client) is served there too (AcceptAny); a
+	// client's DialAny offers them after ALPN on its first path and falls
+	// back to a plain connection when the server picks one. Each must be
+	// 1 to 255 bytes and differ from ALPN.
+	PlainALPNs []string
 }
 
 // Upper bounds that Config values must respect.
