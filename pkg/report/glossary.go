@@ -27,9 +27,9 @@ var Glossary = []struct {
 		{"/capacity", "fraction", "(printed table) mean goodput over the capacity"},
 		{"FCT (s)", "s", "flow completion time: from the session's open to the last byte delivered in order to the application; \"timed run\" for scenarios of a fixed length, judged by goodput"},
 		{"out-of-order segs", "segments per run", "segments that arrived at the receiver while an earlier segment was still missing"},
-		{"HoL blocked (s)", "s per run", "head-of-line blocked time: the time during which the receiver's reorder buffer held data waiting for a missing segment (the union of those intervals, not a sum over segments). " +
-			"It can equal nearly the whole transfer without any fault: on hetero-2path every scheduler that keeps both paths busy has segments in flight on the slow path while later segments arrive on the fast one, " +
-			"so from the first packets to the last some data always waits (5.9 s of a 6.0 s transfer); the application still receives data at the capacity, which goodput and max stall show. " +
+		{"HoL blocked (s)", "s per run", "head-of-line blocked time: the time during which some stream held bytes waiting for a missing part of its own data (the union of those intervals, not a sum over streams; since protocol version 4 one stream never waits for another's; before it, the time the connection-level reorder buffer held data). " +
+			"It can equal nearly the whole transfer without any fault: on hetero-2path every scheduler that keeps both paths busy has the download's segments in flight on the slow path while later ones arrive on the fast one, " +
+			"so from the first packets to the last some of the download waits (5.9 s of a 6.0 s transfer); the application still receives data at the capacity, which goodput and max stall show. " +
 			"Schedulers that send every segment on every path (redundant, and EdAR where its redundancy column is high) and runs that use one path stay near 0"},
 		{"retrans rate (%)", "% of packets", "packets lost and re-sent, plus segments reinjected on another path, over packets sent (sent packets estimated from bytes at 1200 B per packet when a run does not count them)"},
 		{"redundancy (%)", "% of application bytes", "bytes sent beyond the first copy of each segment (redundant schedulers, reinjection) over application bytes"},
