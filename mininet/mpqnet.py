@@ -325,7 +325,7 @@ def cert_dir(args):
 def add_payload_flags(ap):
     ap.add_argument("--bin-dir", default=os.path.abspath("bin"), help="directory with mpq-delayd, mpq-netns, mptcp-baseline (and mpquic-*)")
     ap.add_argument("--backend", default="auto", choices=["auto", "netem", "nfq"])
-    ap.add_argument("--payload", default="kernel-mptcp", choices=["kernel-mptcp", "mpquic"])
+    ap.add_argument("--payload", default="kernel-mptcp", choices=["kernel-mptcp", "mpquic", "both"], help="both: kernel MPTCP, then multipath QUIC, on the same topology and schedule (two_path.py)")
     ap.add_argument("--scheduler", default="minrtt", help="scheduler name passed to mpquic-* ({scheduler})")
     ap.add_argument("--server-cmd", default="", help="server command template; placeholders {bin} {server} {port} {dir} {file} {scheduler} {certdir} {certname} ...")
     ap.add_argument("--client-cmd", default="", help="client command template; must print one metrics.Result JSON line")

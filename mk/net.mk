@@ -70,7 +70,7 @@ fairness-matrix: net-deps net-bins
 # Mininet: the two-path topology with a handoff (path 2 down at 4 s, up at
 # 8 s) and LLHD scenario #1 through its router chains, kernel MPTCP payload.
 mininet-demo: net-deps net-bins
-	$(NET_PYTHON) mininet/two_path.py --bin-dir $(NET_BIN) --schedule 4:down:2,8:up:2 --size 41943040
+	$(NET_PYTHON) mininet/two_path.py --bin-dir $(NET_BIN) --schedule 4:down:2,8:up:2 --size 41943040 --payload both
 	$(NET_PYTHON) mininet/llhd.py --scenario-id s1 --bin-dir $(NET_BIN)
 
 # Tears down an mpq-netns topology left behind (prefixes mpq, mpqci and the
