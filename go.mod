@@ -11,6 +11,7 @@ require (
 	golang.org/x/sys v0.47.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.16.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
