@@ -163,7 +163,7 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 	}
 	set := s.chosen(paths)
 	if s.act.Copy {
-		if cs := copySet(paths, set); cs != 0 {
+		if cs := sched.WithRoom(paths, set); cs != 0 {
 			return sched.Decision{Action: sched.SendCopy, Paths: cs, Seq: sched.OldestUncarried}
 		}
 	} else if i := pickIn(conn, paths, set); i >= 0 {
@@ -356,27 +356,6 @@ func pickIn(conn *sched.ConnInfo, paths []sched.PathInfo, set sched.PathSet) int
 		}
 	}
 	return best
-}
-
-// copySet marks every chosen non-backup path with room, or, if none has
-// room, every chosen backup path with room (EdAR's redundant set).
-func copySet(paths []sched.PathInfo, set sched.PathSet) sched.PathSet {
-	var regular, backup sched.PathSet
-	for i := range paths {
-		p := &paths[i]
-		if !set.Has(i) || !p.SendingAllowed() {
-			continue
-		}
-		if p.Backup {
-			backup = backup.Add(i)
-		} else {
-			regular = regular.Add(i)
-		}
-	}
-	if regular != 0 {
-		return regular
-	}
-	return backup
 }
 
 var (
