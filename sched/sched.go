@@ -288,3 +288,28 @@ func OnlyBackups(paths []PathInfo) bool {
 	}
 	return true
 }
+
+// AllPaths is the PathSet of every path.
+const AllPaths = ^PathSet(0)
+
+// WithRoom marks the paths of among that may send now (SendingAllowed):
+// the regular ones, or, when no regular one has room, the backups. It is
+// the set a scheduler copies a segment onto (EdAR's redundant action).
+func WithRoom(paths []PathInfo, among PathSet) PathSet {
+	var regular, backup PathSet
+	for i := range paths {
+		p := &paths[i]
+		if !among.Has(i) || !p.SendingAllowed() {
+			continue
+		}
+		if p.Backup {
+			backup = backup.Add(i)
+		} else {
+			regular = regular.Add(i)
+		}
+	}
+	if regular != 0 {
+		return regular
+	}
+	return backup
+}

@@ -29,17 +29,8 @@ PAGE=${EDAR_EVAL_PAGE:-docs/edar.md}
 
 log() { printf '%s edar-eval: %s\n' "$(date -u +%T)" "$*" >&2; }
 
-# Experiments: name, then mpquic-bench scenario flags. Sizes are shrunk for
-# the CPU budget (docs/edar.md says how).
-declare -A FLAGS=(
-	[handoff]="-scenarios edar-handoff"
-	[stable]="-scenario-file docs/edar/scenarios/edar-handoff-stable.json"
-	[settings]="-scenarios edar-setting-* -max-bytes 5000000"
-	[fig10]="-scenarios edar-fig10-delay -max-bytes 4000000"
-	[fig11]="-scenarios edar-fig11-loss -max-bytes 4000000"
-)
-# The EdAR-o model of the stable runs is the handoff family's.
-declare -A FAMILY=([handoff]=handoff [stable]=handoff [settings]=settings [fig10]=fig10 [fig11]=fig11)
+# Experiments: FLAGS (mpquic-bench scenario flags) and FAMILY.
+. scripts/edar-experiments.sh
 # Evaluation seeds per experiment (seeds 1..N), and EdAR-o warm-up seeds per
 # round and family (seeds from 1001, never evaluated; each seed is one flow
 # of every scenario of the family: a handoff run, 5 settings, 5 delays, 6

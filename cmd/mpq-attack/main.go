@@ -51,6 +51,19 @@ const (
 	maxCount    = 100000
 )
 
+// simpleAttacks are the attacks that need nothing beyond Options.
+var simpleAttacks = map[string]func(context.Context, attack.Options) attack.Result{
+	"overlap":           attack.Overlap,
+	"ackreq":            attack.AckReqs,
+	"wideack":           attack.WideAcks,
+	"window":            attack.Window,
+	"idle":              attack.Idle,
+	"h3-second-control": attack.H3SecondControl,
+	"h3-data-first":     attack.H3DataFirst,
+	"h3-big-headers":    attack.H3BigHeaders,
+	"h3-cancel":         attack.H3Cancel,
+}
+
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -143,32 +156,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		s = attack.Sample(*pid, 50*time.Millisecond)
 	}
 	var res attack.Result
-	switch cmd {
-	case "overlap":
-		res = attack.Overlap(ctx, o)
-	case "ackreq":
-		res = attack.AckReqs(ctx, o)
-	case "wideack":
-		res = attack.WideAcks(ctx, o)
-	case "window":
-		res = attack.Window(ctx, o)
-	case "idle":
-		res = attack.Idle(ctx, o)
-	case "joins":
+	switch run := simpleAttacks[cmd]; {
+	case run != nil:
+		res = run(ctx, o)
+	case cmd == "joins":
 		res, err = attack.Joins(ctx, o, *forged)
-	case "initials":
+	case cmd == "initials":
 		res, err = attack.Initials(ctx, o, initials, *garbage)
 		if err == nil {
 			time.Sleep(2 * time.Second) // what the flood left behind
 		}
-	case "h3-second-control":
-		res = attack.H3SecondControl(ctx, o)
-	case "h3-data-first":
-		res = attack.H3DataFirst(ctx, o)
-	case "h3-big-headers":
-		res = attack.H3BigHeaders(ctx, o)
-	case "h3-cancel":
-		res = attack.H3Cancel(ctx, o)
 	default:
 		return bad("unknown attack %q", cmd)
 	}

@@ -37,13 +37,11 @@ func NewSharedTopology(seed int64, paths []PathSpec, shared []SharedLink) (*Topo
 			}
 		}
 	}
-	n := New(seed)
-	srv, err := n.Listen(ServerAddr)
+	t, err := newServerOnly(seed)
 	if err != nil {
-		n.Close()
 		return nil, err
 	}
-	t := &Topology{Net: n, Server: srv, ServerAddr: ServerAddr}
+	n := t.Net
 	fail := func(err error) (*Topology, error) {
 		n.Close()
 		return nil, err

@@ -38,20 +38,29 @@ type Topology struct {
 // NewTopology builds a Network from seed with a server and one client
 // endpoint per path.
 func NewTopology(seed int64, paths ...PathSpec) (*Topology, error) {
+	t, err := newServerOnly(seed)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		if _, _, err := t.AddPath(p); err != nil {
+			t.Net.Close()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// newServerOnly builds a Network from seed with the server listening at
+// ServerAddr and no client yet.
+func newServerOnly(seed int64) (*Topology, error) {
 	n := New(seed)
 	srv, err := n.Listen(ServerAddr)
 	if err != nil {
 		n.Close()
 		return nil, err
 	}
-	t := &Topology{Net: n, Server: srv, ServerAddr: ServerAddr}
-	for _, p := range paths {
-		if _, _, err := t.AddPath(p); err != nil {
-			n.Close()
-			return nil, err
-		}
-	}
-	return t, nil
+	return &Topology{Net: n, Server: srv, ServerAddr: ServerAddr}, nil
 }
 
 // AddPath adds a client endpoint at ClientAddr(len(Clients)) and its link to

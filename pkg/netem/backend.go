@@ -28,10 +28,12 @@ func DetectBackend(prefix string, o Options) (string, error) {
 		return "", err
 	}
 	defer func() { _, _ = r.run("ip", "netns", "del", ns) }()
-	if err := r.all(
-		[]string{"ip", "-n", ns, "link", "add", "name", "pa", "type", "veth", "peer", "name", "pb"},
-		[]string{"ip", "-n", ns, "link", "set", "dev", "pa", "up"},
-	); err != nil {
+	nl := newNlink(o.Log)
+	defer nl.close()
+	if err := nl.veth(ns, "pa", ns, "pb"); err != nil {
+		return "", err
+	}
+	if err := nl.setLink(ns, "pa", true); err != nil {
 		return "", err
 	}
 	if _, err := r.run("tc", "-n", ns, "qdisc", "add", "dev", "pa", "root", "netem", "delay", "1ms"); err == nil {

@@ -91,57 +91,77 @@ func Up(s Spec, o Options) (Spec, error) {
 }
 
 func build(r runner, s Spec, o Options) error {
+	nl := newNlink(r.log)
+	defer nl.close()
 	for _, n := range s.Namespaces() {
 		if _, err := r.run("ip", "netns", "add", n); err != nil {
 			return err
 		}
-		if _, err := r.run("ip", "-n", n, "link", "set", "dev", "lo", "up"); err != nil {
+		if err := nl.setLink(n, "lo", true); err != nil {
 			return err
 		}
 	}
 	cl, sv := s.ClientNS(), s.ServerNS()
-	var cmds [][]string
 	for p := 1; p <= len(s.Paths); p++ {
-		rt := s.RouterNS(p)
-		pt := strconv.Itoa(p)
-		table := strconv.Itoa(100 + p)
-		cmds = append(cmds,
-			[]string{"ip", "link", "add", "name", ClientDev(p), "netns", cl, "type", "veth", "peer", "name", routerClientDev(p), "netns", rt},
-			[]string{"ip", "link", "add", "name", ServerDev(p), "netns", sv, "type", "veth", "peer", "name", routerServerDev(p), "netns", rt},
-			[]string{"ip", "-n", cl, "addr", "add", ClientAddr(p) + "/24", "dev", ClientDev(p)},
-			[]string{"ip", "-n", rt, "addr", "add", routerClientAddr(p) + "/24", "dev", routerClientDev(p)},
-			[]string{"ip", "-n", rt, "addr", "add", routerServerAddr(p) + "/24", "dev", routerServerDev(p)},
-			[]string{"ip", "-n", sv, "addr", "add", ServerPathAddr(p) + "/24", "dev", ServerDev(p)},
-			[]string{"ip", "-n", cl, "link", "set", "dev", ClientDev(p), "up"},
-			[]string{"ip", "-n", rt, "link", "set", "dev", routerClientDev(p), "up"},
-			[]string{"ip", "-n", rt, "link", "set", "dev", routerServerDev(p), "up"},
-			[]string{"ip", "-n", sv, "link", "set", "dev", ServerDev(p), "up"},
-			[]string{"ip", "netns", "exec", rt, "sysctl", "-qw", "net.ipv4.ip_forward=1"},
-			[]string{"ip", "-n", rt, "route", "add", ServerAddr + "/32", "via", ServerPathAddr(p)},
-			[]string{"ip", "-n", sv, "route", "add", "10.10." + pt + ".0/24", "via", routerServerAddr(p)},
-			[]string{"ip", "-n", cl, "rule", "add", "from", ClientAddr(p), "table", table, "priority", table},
-			[]string{"ip", "-n", cl, "route", "add", "default", "via", routerClientAddr(p), "dev", ClientDev(p), "table", table},
-		)
-		// No segmentation offloads: loss and the queue must see real packets.
-		for _, nd := range [][2]string{{cl, ClientDev(p)}, {rt, routerClientDev(p)}, {rt, routerServerDev(p)}, {sv, ServerDev(p)}} {
-			cmds = append(cmds, []string{"ip", "netns", "exec", nd[0], "ethtool", "-K", nd[1], "tso", "off", "gso", "off", "gro", "off", "tx-udp-segmentation", "off"})
+		if err := buildPath(r, nl, s, p); err != nil {
+			return err
 		}
 	}
-	cmds = append(cmds,
-		[]string{"ip", "-n", sv, "addr", "add", ServerAddr + "/32", "dev", "lo"},
-		[]string{"ip", "-n", cl, "route", "add", "10.20.0.0/16", "via", routerClientAddr(1), "dev", ClientDev(1)},
-	)
-	for _, n := range []string{cl, sv} {
-		cmds = append(cmds, []string{"ip", "netns", "exec", n, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=" + s.TCPCC})
-	}
-	if err := r.all(cmds...); err != nil {
+	if err := nl.addAddr(sv, ServerAddr+"/32", "lo"); err != nil {
 		return err
+	}
+	if err := nl.route(cl, false, "10.20.0.0/16", routerClientAddr(1), ClientDev(1), 0); err != nil {
+		return err
+	}
+	for _, n := range []string{cl, sv} {
+		if _, err := r.ns(n, "sysctl", "-qw", "net.ipv4.tcp_congestion_control="+s.TCPCC); err != nil {
+			return err
+		}
 	}
 	for p := 1; p <= len(s.Paths); p++ {
 		for _, c2s := range []bool{true, false} {
 			if err := shape(r, s, o, p, c2s); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// buildPath joins path p's router to the client and the server with veth
+// pairs, addresses and routes them, and turns segmentation offloads off.
+func buildPath(r runner, nl *nlink, s Spec, p int) error {
+	cl, sv, rt := s.ClientNS(), s.ServerNS(), s.RouterNS(p)
+	table := 100 + p
+	devs := [][2]string{{cl, ClientDev(p)}, {rt, routerClientDev(p)}, {rt, routerServerDev(p)}, {sv, ServerDev(p)}}
+	steps := []func() error{
+		func() error { return nl.veth(cl, ClientDev(p), rt, routerClientDev(p)) },
+		func() error { return nl.veth(sv, ServerDev(p), rt, routerServerDev(p)) },
+		func() error { return nl.addAddr(cl, ClientAddr(p)+"/24", ClientDev(p)) },
+		func() error { return nl.addAddr(rt, routerClientAddr(p)+"/24", routerClientDev(p)) },
+		func() error { return nl.addAddr(rt, routerServerAddr(p)+"/24", routerServerDev(p)) },
+		func() error { return nl.addAddr(sv, ServerPathAddr(p)+"/24", ServerDev(p)) },
+	}
+	for _, d := range devs {
+		steps = append(steps, func() error { return nl.setLink(d[0], d[1], true) })
+	}
+	steps = append(steps,
+		func() error { _, err := r.ns(rt, "sysctl", "-qw", "net.ipv4.ip_forward=1"); return err },
+		func() error { return nl.route(rt, false, ServerAddr+"/32", ServerPathAddr(p), "", 0) },
+		func() error { return nl.route(sv, false, fmt.Sprintf("10.10.%d.0/24", p), routerServerAddr(p), "", 0) },
+		func() error { return nl.ruleFrom(cl, ClientAddr(p), table) },
+		func() error { return nl.route(cl, false, "default", routerClientAddr(p), ClientDev(p), table) },
+	)
+	// No segmentation offloads: loss and the queue must see real packets.
+	for _, d := range devs {
+		steps = append(steps, func() error {
+			_, err := r.ns(d[0], "ethtool", "-K", d[1], "tso", "off", "gso", "off", "gro", "off", "tx-udp-segmentation", "off")
+			return err
+		})
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -234,20 +254,19 @@ func SetPath(s Spec, o Options, p int, up bool) error {
 	if p < 1 || p > len(s.Paths) {
 		return fmt.Errorf("%w: %d (have 1..%d)", errNoPath, p, len(s.Paths))
 	}
-	r := runner{log: o.Log}
+	nl := newNlink(o.Log)
+	defer nl.close()
 	cl := s.ClientNS()
-	if !up {
-		_, err := r.run("ip", "-n", cl, "link", "set", "dev", ClientDev(p), "down")
+	if err := nl.setLink(cl, ClientDev(p), up); err != nil || !up {
 		return err
 	}
-	cmds := [][]string{
-		{"ip", "-n", cl, "link", "set", "dev", ClientDev(p), "up"},
-		{"ip", "-n", cl, "route", "replace", "default", "via", routerClientAddr(p), "dev", ClientDev(p), "table", strconv.Itoa(100 + p)},
+	if err := nl.route(cl, true, "default", routerClientAddr(p), ClientDev(p), 100+p); err != nil {
+		return err
 	}
 	if p == 1 {
-		cmds = append(cmds, []string{"ip", "-n", cl, "route", "replace", "10.20.0.0/16", "via", routerClientAddr(1), "dev", ClientDev(1)})
+		return nl.route(cl, true, "10.20.0.0/16", routerClientAddr(1), ClientDev(1), 0)
 	}
-	return r.all(cmds...)
+	return nil
 }
 
 // MPTCPSetup enables kernel MPTCP in the client and server namespaces: limits

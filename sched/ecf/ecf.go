@@ -84,20 +84,14 @@ func (s *Scheduler) Waiting() bool { return s.waiting }
 
 // Decide implements sched.Scheduler.
 func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
-	i := minrtt.Pick(paths)
+	i, f := minrtt.PickAndFaster(paths)
 	if i < 0 {
 		return sched.Decision{Action: sched.Wait}
 	}
-	f := minrtt.Fastest(paths)
-	if f < 0 || i == f {
+	if f < 0 || !Testable(&paths[f], &paths[i]) {
 		return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)}
 	}
-	pf, ps := &paths[f], &paths[i]
-	if pf.SmoothedRTT <= 0 || ps.SmoothedRTT <= 0 || pf.MSS == 0 || ps.MSS == 0 ||
-		pf.CongestionWindow == 0 || ps.CongestionWindow == 0 {
-		return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)}
-	}
-	if s.wait(conn, pf, ps) {
+	if s.wait(conn, &paths[f], &paths[i]) {
 		return sched.Decision{Action: sched.Wait}
 	}
 	return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)}
@@ -113,6 +107,13 @@ func (s *Scheduler) wait(conn *sched.ConnInfo, f, sp *sched.PathInfo) bool {
 	w, waiting := Test(k, f, sp, s.waiting, !s.paperK)
 	s.waiting = waiting
 	return w
+}
+
+// Testable reports whether Test can weigh f against sp: both have an RTT
+// sample, an MSS and a congestion window.
+func Testable(f, sp *sched.PathInfo) bool {
+	return f.SmoothedRTT > 0 && sp.SmoothedRTT > 0 && f.MSS > 0 && sp.MSS > 0 &&
+		f.CongestionWindow > 0 && sp.CongestionWindow > 0
 }
 
 // Test is ECF's two tests for k packets still to send, f the fastest path

@@ -202,3 +202,23 @@ func BenchmarkDecide(b *testing.B) {
 func TestConformance(t *testing.T) {
 	schedtest.Conformance(t, Name, func() sched.Scheduler { return New(Options{}) })
 }
+
+// Testable: ECF's tests need an RTT sample, an MSS and a window on both
+// paths; a path missing any of them is sent on without the tests.
+func TestTestable(t *testing.T) {
+	ok := schedtest.Path(1, 10*time.Millisecond, 10, 0)
+	if !Testable(&ok, &ok) {
+		t.Fatalf("a measured path is not testable: %+v", ok)
+	}
+	for name, spoil := range map[string]func(*sched.PathInfo){
+		"no RTT sample": func(p *sched.PathInfo) { p.SmoothedRTT = 0 },
+		"no MSS":        func(p *sched.PathInfo) { p.MSS = 0 },
+		"no window":     func(p *sched.PathInfo) { p.CongestionWindow = 0 },
+	} {
+		bad := ok
+		spoil(&bad)
+		if Testable(&bad, &ok) || Testable(&ok, &bad) {
+			t.Errorf("%s: testable", name)
+		}
+	}
+}

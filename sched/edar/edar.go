@@ -218,34 +218,13 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 		s.boundary(conn, paths)
 	}
 	if s.mode == Redundant {
-		if set := redundantSet(paths); set != 0 {
+		if set := sched.WithRoom(paths, sched.AllPaths); set != 0 {
 			return sched.Decision{Action: sched.SendCopy, Paths: set, Seq: sched.OldestUncarried}
 		}
 	} else if i := minrtt.Pick(paths); i >= 0 {
 		return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)}
 	}
 	return sched.Decision{Action: sched.Wait, RetryAt: s.next}
-}
-
-// redundantSet marks every non-backup path with room, or, if none has room,
-// every backup path with room (backups follow minRTT's rule).
-func redundantSet(paths []sched.PathInfo) sched.PathSet {
-	var set, backup sched.PathSet
-	for i := range paths {
-		p := &paths[i]
-		if !p.SendingAllowed() {
-			continue
-		}
-		if p.Backup {
-			backup = backup.Add(i)
-		} else {
-			set = set.Add(i)
-		}
-	}
-	if set != 0 {
-		return set
-	}
-	return backup
 }
 
 // start begins the first TI in redundant mode (§IV.B: "EdAR uses redundant

@@ -163,7 +163,7 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 	}
 	set := s.chosen(paths)
 	if s.act.Copy {
-		if cs := copySet(paths, set); cs != 0 {
+		if cs := sched.WithRoom(paths, set); cs != 0 {
 			return sched.Decision{Action: sched.SendCopy, Paths: cs, Seq: sched.OldestUncarried}
 		}
 	} else if i := pickIn(conn, paths, set); i >= 0 {
@@ -203,14 +203,7 @@ func (s *Scheduler) fill(conn *sched.ConnInfo, paths []sched.PathInfo, first boo
 	o.Conn = *conn
 	o.N = min(len(paths), MaxSlots)
 	copy(o.Paths[:o.N], paths)
-	o.TI = conn.Now.Sub(s.tiStart)
-	o.Prev = s.act
-	o.Report, o.Reports = s.reports, s.nreports
-	o.Reward = edar.RewardTerms{}
-	if s.nreports > 0 {
-		o.Reward = edar.Reward(&o.Report, &s.cfg.Reward)
-	}
-	o.Step = s.stats.Intervals
+	s.stamp(o, conn.Now)
 	if s.cfg.EdarState {
 		prev := edar.Normal
 		if first || s.act.Copy {
@@ -258,6 +251,13 @@ func (s *Scheduler) Final(now time.Time) *Observation {
 	}
 	o := s.obs
 	o.Conn.Now = now
+	s.stamp(&o, now)
+	return &o
+}
+
+// stamp sets what o says of the interval ending at now: its length, the
+// action in force, the receiver's reports and their reward, the step.
+func (s *Scheduler) stamp(o *Observation, now time.Time) {
 	o.TI = now.Sub(s.tiStart)
 	o.Prev = s.act
 	o.Report, o.Reports = s.reports, s.nreports
@@ -266,7 +266,6 @@ func (s *Scheduler) Final(now time.Time) *Observation {
 		o.Reward = edar.Reward(&o.Report, &s.cfg.Reward)
 	}
 	o.Step = s.stats.Intervals
-	return &o
 }
 
 // policyFailed logs a policy error, at most one line per errorLogEvery.
@@ -356,27 +355,6 @@ func pickIn(conn *sched.ConnInfo, paths []sched.PathInfo, set sched.PathSet) int
 		}
 	}
 	return best
-}
-
-// copySet marks every chosen non-backup path with room, or, if none has
-// room, every chosen backup path with room (EdAR's redundant set).
-func copySet(paths []sched.PathInfo, set sched.PathSet) sched.PathSet {
-	var regular, backup sched.PathSet
-	for i := range paths {
-		p := &paths[i]
-		if !set.Has(i) || !p.SendingAllowed() {
-			continue
-		}
-		if p.Backup {
-			backup = backup.Add(i)
-		} else {
-			regular = regular.Add(i)
-		}
-	}
-	if regular != 0 {
-		return regular
-	}
-	return backup
 }
 
 var (

@@ -59,6 +59,21 @@ func Pick(paths []sched.PathInfo) int {
 	return best
 }
 
+// PickAndFaster returns Pick's path i and the faster path f that cannot
+// send now, which the waiting schedulers (ECF, SA-ECF, Peekaboo) weigh
+// waiting for; f is -1 when i is the fastest live path (or there is none),
+// and both are -1 when no path can send.
+func PickAndFaster(paths []sched.PathInfo) (i, f int) {
+	i = Pick(paths)
+	if i < 0 {
+		return -1, -1
+	}
+	if f = Fastest(paths); f == i {
+		f = -1
+	}
+	return i, f
+}
+
 // Fastest returns the index of the non-backup, non-failed path with the
 // lowest smoothed RTT whether or not it has room, or -1 if there is none.
 func Fastest(paths []sched.PathInfo) int {

@@ -42,6 +42,28 @@ func TestPick(t *testing.T) {
 	}
 }
 
+// PickAndFaster: the path minRTT sends on, and the faster live path it
+// could wait for instead (none when the picked path is the fastest).
+func TestPickAndFaster(t *testing.T) {
+	ms := time.Millisecond
+	full := func(p sched.PathInfo) sched.PathInfo { p.BytesInFlight = p.CongestionWindow; return p }
+	fast := schedtest.Path(1, 10*ms, 10, 0)
+	slow := schedtest.Path(2, 30*ms, 10, 0)
+	for _, tc := range []struct {
+		name  string
+		paths []sched.PathInfo
+		i, f  int
+	}{
+		{"the fastest has room", []sched.PathInfo{slow, fast}, 1, -1},
+		{"the fastest is full", []sched.PathInfo{slow, full(fast)}, 0, 1},
+		{"all full", []sched.PathInfo{full(slow), full(fast)}, -1, -1},
+	} {
+		if i, f := PickAndFaster(tc.paths); i != tc.i || f != tc.f {
+			t.Errorf("%s: PickAndFaster = %d, %d, want %d, %d", tc.name, i, f, tc.i, tc.f)
+		}
+	}
+}
+
 func BenchmarkDecide(b *testing.B) {
 	b.Run(Name, func(b *testing.B) { schedtest.BenchmarkDecide(b, func() sched.Scheduler { return New() }) })
 }

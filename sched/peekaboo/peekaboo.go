@@ -213,12 +213,11 @@ func (s *Scheduler) Dropped() uint64 { return s.dropped }
 
 // Decide implements sched.Scheduler.
 func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
-	i := minrtt.Pick(paths)
+	i, f := minrtt.PickAndFaster(paths)
 	if i < 0 {
 		return sched.Decision{Action: sched.Wait}
 	}
-	f := minrtt.Fastest(paths)
-	if f < 0 || i == f {
+	if f < 0 {
 		s.waiting = false
 		return sched.Decision{Action: sched.SendNext, Paths: sched.Of(i)}
 	}

@@ -108,18 +108,16 @@ func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.D
 		}
 		return send(k)
 	}
-	i := minrtt.Pick(paths)
+	i, f := minrtt.PickAndFaster(paths)
 	if i < 0 {
 		return sched.Decision{Action: sched.Wait}
 	}
-	f := minrtt.Fastest(paths)
-	if f < 0 || i == f || conn.RetransmitQueued > 0 {
+	if f < 0 || conn.RetransmitQueued > 0 {
 		s.skipped = false
 		return send(i)
 	}
 	pf, ps := &paths[f], &paths[i]
-	if pf.SmoothedRTT <= 0 || ps.SmoothedRTT <= 0 || pf.MSS == 0 || ps.MSS == 0 ||
-		pf.CongestionWindow == 0 || ps.CongestionWindow == 0 {
+	if !ecf.Testable(pf, ps) {
 		return send(i)
 	}
 	seg := conn.SegmentSize

@@ -30,14 +30,7 @@ BENCH=bin/mpquic-bench
 ONLY=${EDAR_EVAL_ONLY:-"handoff stable settings fig10 fig11"}
 SCHEDS=minrtt,blest,redundant,edar,edar-o
 
-declare -A FLAGS=(
-	[handoff]="-scenarios edar-handoff"
-	[stable]="-scenario-file docs/edar/scenarios/edar-handoff-stable.json"
-	[settings]="-scenarios edar-setting-* -max-bytes 5000000"
-	[fig10]="-scenarios edar-fig10-delay -max-bytes 4000000"
-	[fig11]="-scenarios edar-fig11-loss -max-bytes 4000000"
-)
-declare -A FAMILY=([handoff]=handoff [stable]=handoff [settings]=settings [fig10]=fig10 [fig11]=fig11)
+. scripts/edar-experiments.sh # FLAGS (mpquic-bench scenario flags) and FAMILY
 declare -A SEEDS=([handoff]=5 [stable]=5 [settings]=5 [fig10]=3 [fig11]=3)
 # EdAR-o warm-up flows per family ("several or tens of training episodes",
 # §VI) and gradient steps after each.

@@ -256,21 +256,8 @@ func Window(ctx context.Context, o Options) Result {
 		if err := p.Request("FILE " + o.File + "\n"); err != nil {
 			return err
 		}
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if err := p.Ack(&wire.Ack{Cum: 0, Limit: quicvarint.Max}); err != nil {
-				return err
-			}
-			c.frames.Add(1)
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-p.Conn.Context().Done():
-				return nil
-			case <-t.C:
-			}
-		}
+		a := wire.Ack{Cum: 0, Limit: quicvarint.Max}
+		return p.ackEvery(ctx, c, 20*time.Millisecond, func() *wire.Ack { return &a })
 	})
 }
 

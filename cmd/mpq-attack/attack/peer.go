@@ -269,6 +269,26 @@ func (p *Peer) AckReq() error { return p.Conn.SendDatagram([]byte{wire.TypeAckRe
 // Ack sends a connection-level Ack.
 func (p *Peer) Ack(a *wire.Ack) error { return p.Conn.SendDatagram(wire.AppendAck(nil, a)) }
 
+// ackEvery sends the Ack that next returns at once and then every period,
+// counting each as a frame, until ctx or the session ends.
+func (p *Peer) ackEvery(ctx context.Context, c *counters, period time.Duration, next func() *wire.Ack) error {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		if err := p.Ack(next()); err != nil {
+			return err
+		}
+		c.frames.Add(1)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.Conn.Context().Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
 // Consume reads the server's segments (one path: they come in order) and
 // acknowledges them like a genuine receiver, every 20 ms, with a 4 MiB
 // window beyond what arrived, until the data stream ends. It keeps a

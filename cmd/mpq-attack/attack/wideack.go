@@ -37,23 +37,11 @@ func WideAcks(ctx context.Context, o Options) Result {
 			return err
 		}
 		rate := max(o.Rate, 1)
-		t := time.NewTicker(time.Second / time.Duration(rate))
-		defer t.Stop()
 		a := wire.Ack{Cum: 0, Limit: quicvarint.Max}
-		for {
+		return p.ackEvery(ctx, c, time.Second/time.Duration(rate), func() *wire.Ack {
 			a.Ranges = wideRanges(a.Ranges[:0], next.Load())
-			if err := p.Ack(&a); err != nil {
-				return err
-			}
-			c.frames.Add(1)
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-p.Conn.Context().Done():
-				return nil
-			case <-t.C:
-			}
-		}
+			return &a
+		})
 	})
 }
 

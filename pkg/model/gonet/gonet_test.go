@@ -212,3 +212,18 @@ func BenchmarkQ(b *testing.B) {
 	}
 	modeltest.BenchmarkQ(b, n)
 }
+
+// BenchmarkParse reads EdAR's ONNX file from memory: the reader and the
+// weight checks of Load, without the disk.
+func BenchmarkParse(b *testing.B) {
+	good, err := os.ReadFile(modeltest.Model("a"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(good); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

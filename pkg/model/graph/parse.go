@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/mpqsched/mpqsched/pkg/model/internal/pb"
+	"github.com/mpqsched/mpqsched/pkg/model/internal/onnx"
 )
 
 // ErrUnsupported is wrapped by Parse's error for a well-formed model with
@@ -25,8 +25,8 @@ var ErrUnsupported = errors.New("not supported by the pure-Go interpreter (onnxr
 
 // Limits of a graph Parse accepts.
 const (
-	MaxNodes = 1024 // nodes
-	MaxRank  = 6    // dimensions of any tensor
+	MaxNodes = onnx.MaxNodes // nodes
+	MaxRank  = 6             // dimensions of any tensor
 )
 
 // supported lists the operators Run implements.
@@ -66,178 +66,69 @@ type Tensor struct {
 	Data  []float32 // len = the product of Shape
 }
 
-// Parse reads an ONNX ModelProto. It checks every operator against the
-// supported set, every initializer's data against its shape and for
-// finiteness, and that every node input is defined before use.
+// Parse reads an ONNX ModelProto with pkg/model/internal/onnx. It checks
+// every operator against the supported set, every initializer's data
+// against its shape and for finiteness, and that every node input is
+// defined before use.
 func Parse(b []byte) (*Graph, error) {
-	g := &Graph{meta: map[string]string{}, consts: map[string]*Tensor{}, ints: map[string][]int64{}}
-	p := pb.Reader{B: b}
-	graphs := 0
-	for len(p.B) > 0 {
-		f, wt, v, pl, err := p.Next()
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case f == 1 && wt == pb.Varint:
-			g.irVer = int64(v)
-		case f == 7 && wt == pb.Len:
-			graphs++
-			if err := g.parseGraph(pl); err != nil {
-				if !errors.Is(err, ErrUnsupported) {
-					return nil, fmt.Errorf("graph: %w", err)
-				}
-				g.unsupported = err // read on: the metadata comes after the graph
-			}
-		case f == 8 && wt == pb.Len: // opset_import: version is field 2
-			q := pb.Reader{B: pl}
-			for len(q.B) > 0 {
-				qf, qwt, qv, _, err := q.Next()
-				if err != nil {
-					return nil, err
-				}
-				if qf == 2 && qwt == pb.Varint {
-					g.opset = int64(qv)
-				}
-			}
-		case f == 14 && wt == pb.Len:
-			k, val, err := entry(pl)
-			if err != nil {
-				return nil, fmt.Errorf("metadata_props: %w", err)
-			}
-			g.meta[k] = val
-		}
+	m, err := onnx.Parse(b)
+	if err != nil {
+		return nil, err
 	}
-	if graphs != 1 {
-		return nil, fmt.Errorf("model has %d graphs, want 1", graphs)
-	}
-	if g.unsupported != nil {
-		return g, g.unsupported
+	g := &Graph{meta: m.Metadata, consts: map[string]*Tensor{}, ints: map[string][]int64{},
+		opset: m.Opset, irVer: m.IRVersion}
+	if err := g.build(&m.Graph); err != nil {
+		if !errors.Is(err, ErrUnsupported) {
+			return nil, fmt.Errorf("graph: %w", err)
+		}
+		return g, err // a well-formed model: the Graph carries the metadata
 	}
 	return g, g.check()
 }
 
-func entry(b []byte) (k, v string, err error) {
-	p := pb.Reader{B: b}
-	for len(p.B) > 0 {
-		f, wt, _, pl, err := p.Next()
-		if err != nil {
-			return "", "", err
-		}
-		if wt == pb.Len && f == 1 {
-			k = string(pl)
-		} else if wt == pb.Len && f == 2 {
-			v = string(pl)
-		}
-	}
-	return k, v, nil
-}
-
-func (g *Graph) parseGraph(b []byte) error {
-	p := pb.Reader{B: b}
-	var inputs []string
-	for len(p.B) > 0 {
-		f, wt, _, pl, err := p.Next()
-		if err != nil {
-			return err
-		}
-		if wt != pb.Len {
-			continue
-		}
-		switch f {
-		case 1:
-			if len(g.nodes) >= MaxNodes {
-				return errors.New("too many nodes")
-			}
-			n, err := parseNode(pl)
-			if err != nil {
-				return fmt.Errorf("node %d: %w", len(g.nodes), err)
-			}
-			g.nodes = append(g.nodes, n)
-		case 5:
-			t, err := pb.ParseTensor(pl)
-			if err != nil {
-				return fmt.Errorf("initializer %q: %w", t.Name, err)
-			}
-			switch t.DType {
-			case pb.Float:
-				for _, v := range t.Float {
-					if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-						return fmt.Errorf("initializer %q has a non-finite value", t.Name)
-					}
+// build takes the nodes, initializers, inputs and first output of a parsed
+// graph, checking what the interpreter needs; it stops at the first
+// operator it lacks, with ErrUnsupported.
+func (g *Graph) build(og *onnx.Graph) error {
+	for _, t := range og.Initializers {
+		switch t.DType {
+		case onnx.Float:
+			for _, v := range t.Float {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					return fmt.Errorf("initializer %q has a non-finite value", t.Name)
 				}
-				g.consts[t.Name] = &Tensor{Shape: dims(t.Dims), Data: t.Float}
-			case pb.Int64:
-				g.ints[t.Name] = t.Int
-			default:
-				return fmt.Errorf("initializer %q of data type %d (only float32 and int64)", t.Name, t.DType)
 			}
-		case 11, 12:
-			name, err := valueName(pl)
-			if err != nil {
-				return err
-			}
-			if f == 11 {
-				inputs = append(inputs, name)
-			} else if g.output == "" {
-				g.output = name
-			}
+			g.consts[t.Name] = &Tensor{Shape: dims(t.Dims), Data: t.Float}
+		case onnx.Int64:
+			g.ints[t.Name] = t.Int
+		default:
+			return fmt.Errorf("initializer %q of data type %d (only float32 and int64)", t.Name, t.DType)
 		}
 	}
-	for _, in := range inputs { // initializers may be listed as inputs too (IR < 4)
+	for i, on := range og.Nodes {
+		n, err := newNode(on)
+		if err != nil {
+			return fmt.Errorf("node %d: %w", i, err)
+		}
+		g.nodes = append(g.nodes, n)
+	}
+	for _, in := range og.Inputs { // initializers may be listed as inputs too (IR < 4)
 		if g.consts[in] == nil && g.ints[in] == nil {
 			g.inputs = append(g.inputs, in)
 		}
 	}
+	if len(og.Outputs) > 0 {
+		g.output = og.Outputs[0]
+	}
 	return nil
 }
 
-func valueName(b []byte) (string, error) {
-	p := pb.Reader{B: b}
-	for len(p.B) > 0 {
-		f, wt, _, pl, err := p.Next()
-		if err != nil {
-			return "", err
-		}
-		if f == 1 && wt == pb.Len {
-			return string(pl), nil
-		}
-	}
-	return "", errors.New("value without a name")
-}
-
-func parseNode(b []byte) (node, error) {
-	n := node{attrs: map[string]attr{}}
-	p := pb.Reader{B: b}
-	for len(p.B) > 0 {
-		f, wt, _, pl, err := p.Next()
-		if err != nil {
-			return n, err
-		}
-		if wt != pb.Len {
-			continue
-		}
-		switch f {
-		case 1:
-			n.in = append(n.in, string(pl))
-		case 2:
-			n.out = append(n.out, string(pl))
-		case 4:
-			n.op = string(pl)
-		case 5:
-			name, a, err := parseAttr(pl)
-			if err != nil {
-				return n, err
-			}
-			n.attrs[name] = a
-		case 7:
-			if d := string(pl); d != "" && d != "ai.onnx" {
-				return n, fmt.Errorf("operator domain %q", d)
-			}
-		}
-		if len(n.in) > 64 || len(n.out) > 8 || len(n.attrs) > 16 {
-			return n, errors.New("node too large")
-		}
+// newNode checks a parsed node: the default domain, an operator Run
+// implements, one output.
+func newNode(on onnx.Node) (node, error) {
+	n := node{op: on.Op, in: on.In, out: on.Out, attrs: map[string]attr{}}
+	if d := on.Domain; d != "" && d != "ai.onnx" {
+		return n, fmt.Errorf("operator domain %q", d)
 	}
 	if !supported[n.op] {
 		return n, fmt.Errorf("operator %q: %w", n.op, ErrUnsupported)
@@ -245,39 +136,10 @@ func parseNode(b []byte) (node, error) {
 	if len(n.out) != 1 {
 		return n, fmt.Errorf("%s with %d outputs", n.op, len(n.out))
 	}
-	return n, nil
-}
-
-func parseAttr(b []byte) (string, attr, error) {
-	var name string
-	var a attr
-	p := pb.Reader{B: b}
-	for len(p.B) > 0 {
-		f, wt, v, pl, err := p.Next()
-		if err != nil {
-			return "", a, err
-		}
-		switch {
-		case f == 1 && wt == pb.Len:
-			name = string(pl)
-		case f == 2 && wt == pb.I32:
-			a.f = math.Float32frombits(uint32(v))
-		case f == 3 && wt == pb.Varint:
-			a.i = int64(v)
-		case f == 8 && wt == pb.Varint:
-			a.ints = append(a.ints, int64(v))
-		case f == 8 && wt == pb.Len:
-			q := pb.Reader{B: pl}
-			for len(q.B) > 0 && len(a.ints) < MaxRank+2 {
-				d, err := q.Varint()
-				if err != nil {
-					return "", a, err
-				}
-				a.ints = append(a.ints, int64(d))
-			}
-		}
+	for _, a := range on.Attrs {
+		n.attrs[a.Name] = attr{f: a.F, i: a.I, ints: a.Ints}
 	}
-	return name, a, nil
+	return n, nil
 }
 
 // check verifies that every node input exists before the node.
