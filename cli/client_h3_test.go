@@ -128,8 +128,10 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // line naming the ratio.
 func TestCompareRows(t *testing.T) {
 	ts := startServer(t)
+	// -o: into the test's directory, not cli/f (the accidental 1 MB file
+	// of issue 32 came from this test's default output name).
 	code, rs, stderr := runClient(t, "-h3-addr", ts.h3Addr, "-ca", ts.ca, "-paths", "127.0.0.1,127.0.0.1", "-q",
-		"compare", "https://"+ts.addr+"/f")
+		"-o", filepath.Join(t.TempDir(), "f"), "compare", "https://"+ts.addr+"/f")
 	if code != exitOK || len(rs) != 3 {
 		t.Fatalf("exit %d, %d results, stderr %s", code, len(rs), stderr)
 	}
