@@ -7,6 +7,19 @@
 //
 // A claims file is a JSON object {"claims": [...]}; unknown fields are
 // errors, and every error names the claim and the field.
+//
+// The package also holds the reproduction itself, which the mpquic-bench
+// reproduce command runs and wires to flags:
+//
+//   - plan.go: Plan, what runs per paper (Paper, Matrix), and the papers'
+//     own tables set beside ours;
+//   - judge.go: the verdict rule (VerdictRule) and the comparison of a
+//     claim's scheduler with a baseline;
+//   - columns.go: the report's two columns (Columns: uncoupled and the
+//     papers' coupling), the claims table and the verdicts that change;
+//   - report.go: WriteReport, the Markdown report and its claim figures;
+//   - own.go: WriteOwn, the page of a researcher's own claims;
+//   - resolve.go: Registered, and each metric's measurement.
 package reproduce
 
 import (
@@ -59,7 +72,7 @@ type Claim struct {
 
 // File is the format of a claims file.
 type File struct {
-	Claims []Claim `json:"claims"`
+	Claims []Claim `json:"claims"` // at least one
 }
 
 //go:embed claims/papers.json

@@ -1,39 +1,39 @@
-package cli
+package reproduce
 
-// The claims judged by reproduce, from pkg/reproduce's data files.
+// From a claims file's claims to the claims the report judges: registered
+// schedulers, and each metric's measurement.
 
 import (
+	"fmt"
 	"math"
 
-	repro "github.com/mpqsched/mpqsched/pkg/reproduce"
 	"github.com/mpqsched/mpqsched/sched"
 )
 
-// metricByName maps a claims file's metric names (repro.Metrics) to
+// metricByName maps a claims file's metric names (Metrics) to
 // how reproduce measures and prints them.
 var metricByName = map[string]metric{"ooo": mOOO, "fct": mFCT, "goodput": mGoodput, "hol": mHoL, "resent": mResent}
 
-// reproClaims are the papers' claims (pkg/reproduce/claims/papers.json).
-func reproClaims() []claim {
-	cs, err := claimsFrom(repro.Papers())
-	if err != nil {
-		panic(err) // TestPaperClaimsFromData guards it
-	}
-	return cs
+// Registered reports the first scheduler name of cs that is not
+// registered (sched.New refuses it), naming the claim and the field:
+// "claims[2] (id).baselines[1]: ...". The report refuses such claims.
+func Registered(cs []Claim) error {
+	_, err := claimsFrom(cs)
+	return err
 }
 
 // claimsFrom turns claims read from a file into the claims the report
 // judges, refusing scheduler names that are not registered (errors name
 // the claim and the field).
-func claimsFrom(in []repro.Claim) ([]claim, error) {
+func claimsFrom(in []Claim) ([]claim, error) {
 	out := make([]claim, 0, len(in))
 	for i, c := range in {
 		if _, err := sched.New(c.Scheduler); err != nil {
-			return nil, usagef("claims[%d] (%s).scheduler: %v", i, c.ID, err)
+			return nil, fmt.Errorf("claims[%d] (%s).scheduler: %v", i, c.ID, err)
 		}
 		for k, b := range c.Baselines {
 			if _, err := sched.New(b); err != nil {
-				return nil, usagef("claims[%d] (%s).baselines[%d]: %v", i, c.ID, k, err)
+				return nil, fmt.Errorf("claims[%d] (%s).baselines[%d]: %v", i, c.ID, k, err)
 			}
 		}
 		claimed := make([]float64, len(c.Baselines))

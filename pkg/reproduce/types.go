@@ -1,0 +1,154 @@
+package reproduce
+
+// The plan's and the report's types: output names, matrices, papers,
+// columns, metrics, judged claims and the run log.
+
+import (
+	"encoding/json"
+	"os"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/metrics"
+	"github.com/mpqsched/mpqsched/pkg/report"
+	"github.com/mpqsched/mpqsched/pkg/scenario"
+)
+
+// Output names of the reproduction, relative to its output directory (the
+// reproduce command's -out).
+const (
+	ReportFile = "reproduction.md" // the report
+	// ResultsDir holds one directory per paper and coupling,
+	// ResultsDir/<paper>/<coupling>/, with results.jsonl and its report.
+	ResultsDir = "reproduction"
+	RunLogFile = "run.json" // RunLog: per paper and coupling, and for a whole run in ResultsDir
+	ClaimsDir  = "claims"   // per paper and coupling: the claim figures, <claim id>.png
+)
+
+// Run is one run of a paper's matrix as the report describes it: the
+// scheduler, the scenario as run (expanded, possibly shortened) and the seed.
+type Run struct {
+	Scheduler string            // registered scheduler name
+	Scenario  scenario.Scenario // as run: expanded, possibly shortened
+	Seed      int64             // the emulator's seed
+}
+
+// Matrix is one scheduler × scenario × seed matrix of a paper, in the terms
+// of `mpquic-bench run`'s flags; the command expands it exactly as run
+// would expand those flags.
+type Matrix struct {
+	Scenarios  string        // -scenarios: comma-separated names or globs
+	Schedulers []string      // -schedulers
+	MaxBytes   int64         // -max-bytes (0 = as in the scenario)
+	MaxDur     time.Duration // -max-duration (0 = as in the scenario)
+	// DropShrunk leaves out the sweep variants that -max-bytes would shrink,
+	// so that a sweep over sizes keeps its small sizes exactly instead of
+	// turning its large ones into copies of the cap.
+	DropShrunk bool
+}
+
+// Paper is one section of the report and one results directory.
+type Paper struct {
+	Key      string   // directory name under reproduction/
+	Title    string   // section title
+	Source   string   // where the paper's text is
+	Setup    []string // the paper's setup, quoted
+	Ours     string   // how we ran it (Markdown)
+	Matrices []Matrix // what runs, each once per column
+	Figures  []string // "<kind>_<scenario>" report figures embedded in the doc
+	Reasons  string   // likely reasons for differences, shown when a claim is not "agree"
+	// Extra, if set, writes (as Markdown) a side-by-side of the paper's own numbers and
+	// ours, from the results of one column run under coupling.
+	Extra func(rs []metrics.Result, timed map[string]bool, coupling string) string
+	// Coupling is the coupled congestion control the paper ran (a cc rule
+	// name other than none): the report's second column. Where the paper
+	// does not say (CouplingSaid false), it is LIA, RFC 6356's coupled
+	// increase.
+	Coupling     string
+	CouplingSaid bool // the paper's text names Coupling
+	// CouplingQuotes are the paper's sentences about its congestion control
+	// or its stack, verbatim from text; none when the text is not here.
+	CouplingQuotes []string
+	Text           string // the paper's text under shared/papers, "" if not there
+}
+
+// The report's columns: each paper's experiments run once per column.
+const (
+	ColNone  = "none"  // uncoupled: quic-go's NewReno on every path alone
+	ColPaper = "paper" // the coupling the paper ran (Paper.Coupling)
+)
+
+// Columns are the report's columns, in order.
+var Columns = []string{ColNone, ColPaper}
+
+// CouplingOf is the coupling p runs under in column col, which also names
+// the column's results directory, reproduction/<paper>/<coupling>/.
+func (p Paper) CouplingOf(col string) string {
+	if col == ColPaper {
+		return p.Coupling
+	}
+	return "none"
+}
+
+// metric is one measured quantity a claim is about.
+type metric struct {
+	name        string  // column heading
+	unit        string  // display unit
+	scale       float64 // display = value · scale
+	prec        int     // display decimals
+	lowerBetter bool
+	value       func(metrics.Result) float64
+	// floor: if the baseline's overall mean is below it, there is nothing to
+	// improve on and the verdict is n/a (0 = no floor).
+	floor float64
+}
+
+var (
+	mOOO = metric{name: "out-of-order segments", unit: "", scale: 1, prec: 0, lowerBetter: true,
+		value: func(r metrics.Result) float64 { return float64(r.OOOSegments) }}
+	mFCT = metric{name: "FCT", unit: " s", scale: 1, prec: 3, lowerBetter: true,
+		value: func(r metrics.Result) float64 { return r.FCTSeconds }}
+	mGoodput = metric{name: "goodput", unit: " Mbit/s", scale: 1e-6, prec: 2,
+		value: func(r metrics.Result) float64 { return r.GoodputBps }}
+	mHoL = metric{name: "HoL-blocked time", unit: " s", scale: 1, prec: 3, lowerBetter: true,
+		value: func(r metrics.Result) float64 { return r.HoLBlockedSec }}
+	mResent = metric{name: "re-sent bytes", unit: " KB", scale: 1.0 / 1024, prec: 1, lowerBetter: true,
+		value: func(r metrics.Result) float64 { return float64(r.RedundantBytes) }, floor: report.AssumedSegmentBytes}
+)
+
+// claim is one statement of a paper, checked against our data.
+type claim struct {
+	paper     string    // key of the Paper whose section shows the details
+	id        string    // file-name-safe identifier
+	source    string    // who claims it
+	text      string    // the claim, as stated
+	sched     string    // the scheduler the claim is about
+	baselines []string  // what it is compared with
+	claimed   []float64 // per baseline, the claimed relative change (−0.38 = 38% less); NaN: only the direction is claimed
+	metric    metric
+	match     func(name string) bool // the scenarios (recorded names) the claim is judged on
+	scope     string                 // which scenarios, and whether they are the paper's own
+	own       bool                   // the scenarios are the paper's own experiments
+}
+
+// RunLog is what RunLogFile records about one paper's matrix in one
+// column, or (in ResultsDir) about a whole run.
+type RunLog struct {
+	Finished string  `json:"finished"` // RFC 3339, UTC
+	Coupling string  `json:"coupling"` // the column's coupling; "both" for the whole run
+	WallSec  float64 `json:"wall_s"`   // wall-clock time of the runs, s
+	Runs     int     `json:"runs"`     // runs recorded
+	Failed   int     `json:"failed"`   // runs with an error or a SHA-256 mismatch
+	Seeds    int     `json:"seeds"`    // seeds per scheduler and scenario
+	Parallel int     `json:"parallel"` // runs at once
+	CPUs     int     `json:"cpus"`     // runtime.NumCPU of the machine
+	Go       string  `json:"go"`       // runtime.Version
+}
+
+// Write writes l to path as indented JSON.
+func (l RunLog) Write(path string) error {
+	b, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
