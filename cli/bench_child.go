@@ -16,6 +16,7 @@ import (
 	"testing/synctest"
 
 	"github.com/mpqsched/mpqsched/pkg/bench"
+	"github.com/mpqsched/mpqsched/pkg/bench/modelrun"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
@@ -197,10 +198,10 @@ func runJob(j job) metrics.Result {
 	if j.Coupling != "" {
 		suffix += "+" + j.Coupling
 	}
-	if err := configureBenchScheduler(&r, j); err != nil {
+	if err := modelrun.Configure(&r, j.spec()); err != nil {
 		return metrics.Result{Scheduler: j.Scheduler + suffix, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
 	}
-	name := r.Scheduler + suffix // a fallback's own name, if configureBenchScheduler chose one
+	name := r.Scheduler + suffix // a fallback's own name, if modelrun.Configure chose one
 	if j.Opportunistic || j.Coupling != "" {
 		var cfg session.Config
 		if r.SessionConfig != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/bench/modelrun"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 	"github.com/mpqsched/mpqsched/sched"
@@ -20,7 +21,7 @@ type job struct {
 	Scheduler string            `json:"scheduler"`
 	Scenario  scenario.Scenario `json:"scenario"` // resolved, expanded, possibly shortened
 	Seed      int64             `json:"seed"`
-	Model     string            `json:"model,omitempty"`  // EdAR model file (-edar-model; "": findModel's default)
+	Model     string            `json:"model,omitempty"`  // EdAR model file (-edar-model; "": modelrun.FindModel's default)
 	Policy    string            `json:"policy,omitempty"` // the learned scheduler's model (-policy)
 	// Fallback lets edar and edar-o run minRTT, named
 	// "<name>-minrtt-fallback", when their model cannot be used
@@ -36,6 +37,11 @@ type job struct {
 	// ("" or "none": the scenario's, else uncoupled); the result's scheduler
 	// name then gets the suffix "+<coupling>".
 	Coupling string `json:"coupling,omitempty"`
+}
+
+// spec is what modelrun needs of j to set up its scheduler.
+func (j job) spec() modelrun.Spec {
+	return modelrun.Spec{Scheduler: j.Scheduler, Seed: j.Seed, Model: j.Model, Policy: j.Policy, Fallback: j.Fallback, OnlineDir: j.OnlineDir}
 }
 
 // orSuffix marks, in results, the runs made with opportunistic reinjection.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/bench/modelrun"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
@@ -77,10 +78,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "mpquic-bench:", s)
 		}
 	}
-	if err := checkModel(&f, all, logf); err != nil {
+	specs := make([]modelrun.Spec, len(all))
+	for i, j := range all {
+		specs[i] = j.spec()
+	}
+	if err := modelrun.CheckModel(specs, logf); err != nil {
 		return err
 	}
-	if err := checkPolicy(&f, all, logf); err != nil {
+	if err := modelrun.CheckPolicy(specs, logf); err != nil {
 		return err
 	}
 	return runMatrix(&f, all, stdout, stderr)
@@ -158,7 +163,7 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 		jobs[i].OnlineDir = online
 	}
 	usesOnline := slices.ContainsFunc(jobs, func(j job) bool { return j.Scheduler == edar.NameOnline })
-	if usesOnline && os.Getenv(EnvOnlineDir) == "" && fileExists(filepath.Join(online, "model.onnx")) && !f.quiet {
+	if usesOnline && os.Getenv(modelrun.EnvOnlineDir) == "" && fileExists(filepath.Join(online, "model.onnx")) && !f.quiet {
 		fmt.Fprintf(stderr, "mpquic-bench: EdAR-o continues from the live model an earlier run left in %s (delete the directory to start afresh)\n", online)
 	}
 	// A manifest left by an earlier run would vouch for these new results.
@@ -261,6 +266,8 @@ func writeResults(path string, rs []metrics.Result) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // runLocal runs jobs in this process on the wall clock.
 func runLocal(jobs []job, parallel int, collect func(job, metrics.Result)) {
