@@ -4,12 +4,10 @@ import (
 	"errors"
 	"io/fs"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/bench/modelrun"
-	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 	"github.com/mpqsched/mpqsched/sched"
 	"github.com/mpqsched/mpqsched/sched/learned"
@@ -165,26 +163,6 @@ func buildJobs(f *runFlags) ([]job, error) {
 		return nil, errors.New("no runs: no scenario matched")
 	}
 	return jobs, nil
-}
-
-// sortResults orders results as results.jsonl and the tables list them:
-// by scenario, then scheduler, then seed.
-func sortResults(rs []metrics.Result) {
-	slices.SortStableFunc(rs, func(a, b metrics.Result) int {
-		if c := strings.Compare(a.Scenario, b.Scenario); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Scheduler, b.Scheduler); c != 0 {
-			return c
-		}
-		switch {
-		case a.Seed < b.Seed:
-			return -1
-		case a.Seed > b.Seed:
-			return 1
-		}
-		return 0
-	})
 }
 
 // couplings splits the -coupling list ("" is one run with the scenario's

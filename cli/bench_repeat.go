@@ -65,7 +65,7 @@ func runRepeats(f *runFlags, jobs []job, first int, stderr io.Writer) error {
 	} else if err := runVirtual(rj, f.parallel, collect); err != nil {
 		return err
 	}
-	sortResults(results)
+	report.SortResults(results)
 	if !f.quiet {
 		fmt.Fprintf(stderr, "mpquic-bench: %d repeated runs of one seed in %.1f s wall → %s\n", len(results), time.Since(start).Seconds(), path)
 	}

@@ -256,7 +256,7 @@ func runPaper(dir string, jobs []job, coupling string, o reproduceOpts) error {
 	if err != nil {
 		return err
 	}
-	sortResults(results)
+	report.SortResults(results)
 	var buf strings.Builder
 	enc := json.NewEncoder(&buf)
 	failed := 0

@@ -167,7 +167,7 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "mpquic-bench: EdAR-o continues from the live model an earlier run left in %s (delete the directory to start afresh)\n", online)
 	}
 	// A manifest left by an earlier run would vouch for these new results.
-	if err := os.Remove(filepath.Join(f.out, ManifestFile)); err != nil && !os.IsNotExist(err) {
+	if err := os.Remove(filepath.Join(f.out, report.ManifestFile)); err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	resultsPath := filepath.Join(f.out, report.ResultsFile)
@@ -187,13 +187,13 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 	prog := newBenchProgress(len(jobs), f.quiet, stderr)
 	var mu sync.Mutex
 	var results []metrics.Result
-	ran := make([]manifestRun, 0, len(jobs))
+	ran := make([]report.ManifestRun, 0, len(jobs))
 	enc := json.NewEncoder(rf) // records as they finish, so a crash keeps what finished
 	collect := func(j job, r metrics.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		results = append(results, r)
-		ran = append(ran, manifestRun{Index: j.Index, Scheduler: r.Scheduler, Scenario: r.Scenario, Seed: r.Seed})
+		ran = append(ran, report.ManifestRun{Index: j.Index, Scheduler: r.Scheduler, Scenario: r.Scenario, Seed: r.Seed})
 		enc.Encode(r)
 		prog.done(j, r)
 	}
@@ -206,16 +206,16 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 		return err
 	}
 	wall := time.Since(start)
-	sortResults(results)
+	report.SortResults(results)
 	if err := rf.Close(); err != nil {
 		return err
 	}
 	if err := writeResults(resultsPath, results); err != nil { // rewritten in table order
 		return err
 	}
-	sortRuns(ran)
-	m := manifest{Matrix: sum, Jobs: len(all), Shard: f.shard.K, Shards: max(f.shard.N, 1), Time: mode, Runs: ran}
-	if err := writeManifest(f.out, m); err != nil {
+	report.SortRuns(ran)
+	m := report.Manifest{Matrix: sum, Jobs: len(all), Shard: f.shard.K, Shards: max(f.shard.N, 1), Time: mode, Runs: ran}
+	if err := report.WriteManifest(f.out, m); err != nil {
 		return err
 	}
 	if err := writeStdout(stdout, f.format, results); err != nil {
