@@ -17,7 +17,8 @@
 //     claim's scheduler with a baseline;
 //   - columns.go: the report's two columns (Columns: uncoupled and the
 //     papers' coupling), the claims table and the verdicts that change;
-//   - report.go: WriteReport, the Markdown report and its claim figures;
+//   - report.go: WriteReport, the Markdown report; tables.go its tables,
+//     figure.go its claim figures (and Slug, the figures' file-name rule);
 //   - own.go: WriteOwn, the page of a researcher's own claims;
 //   - resolve.go: Registered, and each metric's measurement.
 package reproduce
