@@ -198,7 +198,7 @@ func runJob(j job) metrics.Result {
 	if j.Coupling != "" {
 		suffix += "+" + j.Coupling
 	}
-	if err := modelrun.Configure(&r, j.spec()); err != nil {
+	if err := modelrun.Configure(&r, jobSpec(j)); err != nil {
 		return metrics.Result{Scheduler: j.Scheduler + suffix, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
 	}
 	name := r.Scheduler + suffix // a fallback's own name, if modelrun.Configure chose one

@@ -80,7 +80,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	specs := make([]modelrun.Spec, len(all))
 	for i, j := range all {
-		specs[i] = j.spec()
+		specs[i] = jobSpec(j)
 	}
 	if err := modelrun.CheckModel(specs, logf); err != nil {
 		return err
