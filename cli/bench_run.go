@@ -218,7 +218,7 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 	if err := report.WriteManifest(f.out, m); err != nil {
 		return err
 	}
-	if err := writeStdout(stdout, f.format, results); err != nil {
+	if err := report.WriteFormat(stdout, f.format, results); err != nil {
 		return err
 	}
 	var sim float64
