@@ -13,7 +13,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -153,24 +152,20 @@ func planKeys(plan []repro.Paper) []string {
 // every paper's results directory. It returns the report's path.
 func reproduce(o reproduceOpts, plan []repro.Paper, claims []repro.Claim) (string, error) {
 	base := filepath.Join(o.out, repro.ResultsDir)
-	jobsOf := map[string]map[string][]job{}       // paper → column → jobs
-	runsOf := map[string]map[string][]repro.Run{} // the same, for the report
+	jobsOf := map[string]map[string][]job{} // paper → column → jobs
 	for _, p := range plan {
 		if c, err := cc.New(p.Coupling); err != nil {
 			return "", fmt.Errorf("%s: %w", p.Key, err)
 		} else if p.Coupling == "" || c.Name() == "none" {
 			return "", fmt.Errorf("%s: coupling %q: the paper's column needs a coupled rule", p.Key, p.Coupling)
 		}
-		jobsOf[p.Key], runsOf[p.Key] = map[string][]job{}, map[string][]repro.Run{}
+		jobsOf[p.Key] = map[string][]job{}
 		for _, col := range repro.Columns {
-			jobs, err := paperJobs(p, o.seeds, p.CouplingOf(col))
+			jobs, err := p.Jobs(o.seeds, p.CouplingOf(col))
 			if err != nil {
 				return "", fmt.Errorf("%s: %w", p.Key, err)
 			}
 			jobsOf[p.Key][col] = jobs
-			for _, j := range jobs {
-				runsOf[p.Key][col] = append(runsOf[p.Key][col], repro.Run{Scheduler: j.Scheduler, Scenario: j.Scenario, Seed: j.Seed})
-			}
 		}
 	}
 	start := time.Now()
@@ -189,44 +184,18 @@ func reproduce(o reproduceOpts, plan []repro.Paper, claims []repro.Claim) (strin
 		}
 	}
 	if o.noRun || o.papers != nil || o.columns != nil {
-		return repro.WriteReport(o.out, plan, claims, runsOf)
+		return repro.WriteReport(o.out, plan, claims, jobsOf)
 	}
 	// A full run: write the report once to time it, record the time, and
 	// write it again with the time at the top.
-	if _, err := repro.WriteReport(o.out, plan, claims, runsOf); err != nil {
+	if _, err := repro.WriteReport(o.out, plan, claims, jobsOf); err != nil {
 		return "", err
 	}
 	lg := repro.RunLog{Finished: time.Now().UTC().Format(time.RFC3339), Coupling: "both", WallSec: time.Since(start).Seconds(), Seeds: o.seeds, Parallel: o.parallel, CPUs: runtime.NumCPU(), Go: runtime.Version()}
 	if err := lg.Write(filepath.Join(base, repro.RunLogFile)); err != nil {
 		return "", err
 	}
-	return repro.WriteReport(o.out, plan, claims, runsOf)
-}
-
-// paperJobs expands a paper's matrices into one job list, every run under
-// coupling (the result names get the suffix "+<coupling>", which
-// columnResults takes off again).
-func paperJobs(p repro.Paper, seeds int, coupling string) ([]job, error) {
-	var all []job
-	for _, m := range p.Matrices {
-		f := runFlags{schedulers: strings.Join(m.Schedulers, ","), scenarios: m.Scenarios, seeds: seeds, seed: 1,
-			maxBytes: m.MaxBytes, maxDur: m.MaxDur, coupling: coupling}
-		jobs, err := buildJobs(&f)
-		if err != nil {
-			return nil, err
-		}
-		for _, j := range jobs {
-			if m.DropShrunk && strings.HasSuffix(j.Scenario.Name, ".short") {
-				continue
-			}
-			j.Index = len(all)
-			all = append(all, j)
-		}
-	}
-	if len(all) == 0 {
-		return nil, errors.New("no runs")
-	}
-	return all, nil
+	return repro.WriteReport(o.out, plan, claims, jobsOf)
 }
 
 // runPaper runs jobs (all under coupling) in virtual time and writes

@@ -99,34 +99,6 @@ func TestReproduceTiny(t *testing.T) {
 	}
 }
 
-// TestReproJobsPerColumn checks that both columns run the same matrix, the
-// uncoupled one under "none" and the other under the paper's coupling.
-func TestReproJobsPerColumn(t *testing.T) {
-	for _, p := range repro.Plan() {
-		none, err := paperJobs(p, 2, p.CouplingOf(repro.ColNone))
-		if err != nil {
-			t.Fatalf("%s: %v", p.Key, err)
-		}
-		coupled, err := paperJobs(p, 2, p.CouplingOf(repro.ColPaper))
-		if err != nil {
-			t.Fatalf("%s: %v", p.Key, err)
-		}
-		if len(none) == 0 || len(none) != len(coupled) {
-			t.Errorf("%s: %d uncoupled runs, %d coupled: want the same non-empty matrix", p.Key, len(none), len(coupled))
-			continue
-		}
-		for i := range none {
-			u, c := none[i], coupled[i]
-			if u.Coupling != "none" || c.Coupling != p.Coupling {
-				t.Errorf("%s run %d: couplings %q and %q, want none and %q", p.Key, i, u.Coupling, c.Coupling, p.Coupling)
-			}
-			if u.Scheduler != c.Scheduler || u.Scenario.Name != c.Scenario.Name || u.Seed != c.Seed {
-				t.Errorf("%s run %d: %s/%s/%d uncoupled but %s/%s/%d coupled", p.Key, i, u.Scheduler, u.Scenario.Name, u.Seed, c.Scheduler, c.Scenario.Name, c.Seed)
-			}
-		}
-	}
-}
-
 // TestReproduceCouplingFlag checks -coupling: both (the default) runs both
 // columns, none and paper one each, anything else is a usage error.
 func TestReproduceCouplingFlag(t *testing.T) {

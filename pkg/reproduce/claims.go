@@ -12,7 +12,8 @@
 // reproduce command runs and wires to flags:
 //
 //   - plan.go: Plan, what runs per paper (Paper, Matrix), and the papers'
-//     own tables set beside ours;
+//     own tables set beside ours; jobs.go: Paper.Jobs, a paper's runs in
+//     one column (bench.Job);
 //   - judge.go: the verdict rule (VerdictRule) and the comparison of a
 //     claim's scheduler with a baseline;
 //   - columns.go: the report's two columns (Columns: uncoupled and the

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mpqsched/mpqsched/pkg/bench"
 	"github.com/mpqsched/mpqsched/pkg/report"
 )
 
@@ -17,11 +18,11 @@ import (
 // results of every paper of plan in both columns
 // (out/ResultsDir/<paper>/<coupling>/, as written by the caller's runs),
 // judging cs (the claims, as Papers or Load returns them) in each column
-// by VerdictRule. runs holds each paper's planned runs per column (by
+// by VerdictRule. runs holds each paper's jobs per column (Paper.Jobs; by
 // paper key, then column): the report lists the scenarios and their
 // shrink factors from them, and takes from them whether each scenario is
 // timed. It returns the report's path.
-func WriteReport(out string, plan []Paper, cs []Claim, runs map[string]map[string][]Run) (string, error) {
+func WriteReport(out string, plan []Paper, cs []Claim, runs map[string]map[string][]bench.Job) (string, error) {
 	claims, err := claimsFrom(cs)
 	if err != nil {
 		return "", err
@@ -31,7 +32,7 @@ func WriteReport(out string, plan []Paper, cs []Claim, runs map[string]map[strin
 
 // writeReport writes the report from the results directories of both
 // columns. jobsOf holds each paper's runs per column.
-func writeReport(out string, plan []Paper, claims []claim, jobsOf map[string]map[string][]Run) (string, error) {
+func writeReport(out string, plan []Paper, claims []claim, jobsOf map[string]map[string][]bench.Job) (string, error) {
 	base := filepath.Join(out, ResultsDir)
 	timed := map[string]bool{}
 	for _, byCol := range jobsOf {

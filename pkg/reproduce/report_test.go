@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mpqsched/mpqsched/pkg/bench"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 )
@@ -45,7 +46,7 @@ func TestReproduceVerdictChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	doc, err := writeReport(out, plan, claims, map[string]map[string][]Run{"syn": {}})
+	doc, err := writeReport(out, plan, claims, map[string]map[string][]bench.Job{"syn": {}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestReproduceVerdictChanges(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(out, ResultsDir, "syn", "olia")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeReport(out, plan, claims, map[string]map[string][]Run{"syn": {}}); err != nil {
+	if _, err := writeReport(out, plan, claims, map[string]map[string][]bench.Job{"syn": {}}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(doc)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/bench"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 )
@@ -24,7 +25,7 @@ type shrinkRow struct {
 }
 
 // shrinks lists the scenarios of runs with their shrink factors.
-func shrinks(jobs []Run) []shrinkRow {
+func shrinks(jobs []bench.Job) []shrinkRow {
 	seen := map[string]*shrinkRow{}
 	var order []string
 	scheds := map[string]map[string]bool{}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
-	"github.com/mpqsched/mpqsched/pkg/scenario"
 )
 
 // Output names of the reproduction, relative to its output directory (the
@@ -24,21 +23,13 @@ const (
 	ClaimsDir  = "claims"   // per paper and coupling: the claim figures, <claim id>.png
 )
 
-// Run is one run of a paper's matrix as the report describes it: the
-// scheduler, the scenario as run (expanded, possibly shortened) and the seed.
-type Run struct {
-	Scheduler string            // registered scheduler name
-	Scenario  scenario.Scenario // as run: expanded, possibly shortened
-	Seed      int64             // the emulator's seed
-}
-
 // Matrix is one scheduler × scenario × seed matrix of a paper, in the terms
-// of `mpquic-bench run`'s flags; the command expands it exactly as run
-// would expand those flags.
+// of `mpquic-bench run`'s flags; Paper.Jobs expands it exactly as run
+// expands those flags.
 type Matrix struct {
 	Scenarios  string        // -scenarios: comma-separated names or globs
 	Schedulers []string      // -schedulers
-	MaxBytes   int64         // -max-bytes (0 = as in the scenario)
+	MaxBytes   int64         // -max-bytes, bytes (0 = as in the scenario)
 	MaxDur     time.Duration // -max-duration (0 = as in the scenario)
 	// DropShrunk leaves out the sweep variants that -max-bytes would shrink,
 	// so that a sweep over sizes keeps its small sizes exactly instead of
