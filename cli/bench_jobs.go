@@ -40,7 +40,7 @@ type runFlags struct {
 	fallback   bool   // -edar-fallback
 	or         string
 	coupling   string // -coupling: comma-separated coupling names, or ""
-	shard      shard
+	shard      bench.Shard
 	repeat     int // -repeat: runs of the first seed beyond the matrix's, into repeats.jsonl
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/bench"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 )
@@ -15,29 +16,7 @@ import (
 // maxRepeat bounds -repeat: runs of one seed beyond the matrix's own.
 const maxRepeat = 100
 
-// repeatJobs returns the jobs of the first seed of each scenario in jobs,
-// k times over, with indices past the matrix's (from first), so that they
-// name no run of the matrix.
-func repeatJobs(jobs []job, k, first int) []job {
-	seed := map[string]int64{}
-	for _, j := range jobs {
-		if s, ok := seed[j.Scenario.Name]; !ok || j.Seed < s {
-			seed[j.Scenario.Name] = j.Seed
-		}
-	}
-	var out []job
-	for range k {
-		for _, j := range jobs {
-			if j.Seed == seed[j.Scenario.Name] {
-				j.Index = first + len(out)
-				out = append(out, j)
-			}
-		}
-	}
-	return out
-}
-
-// runRepeats runs repeatJobs(jobs, f.repeat, …) as the matrix ran and
+// runRepeats runs bench.RepeatJobs(jobs, f.repeat, …) as the matrix ran and
 // writes their results, in table order, to DIR/repeats.jsonl: how much one
 // seed varies from run to run (goroutine order in the bubble, and EdAR-o's
 // model, which learns from run to run). The report reads them from there
@@ -58,7 +37,7 @@ func runRepeats(f *runFlags, jobs []job, first int, stderr io.Writer) error {
 		defer mu.Unlock()
 		results = append(results, r)
 	}
-	rj := repeatJobs(jobs, f.repeat, first)
+	rj := bench.RepeatJobs(jobs, f.repeat, first)
 	start := time.Now()
 	if f.realtime {
 		runLocal(rj, f.parallel, collect)

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mpqsched/mpqsched/pkg/cc"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/bench"
 	"github.com/mpqsched/mpqsched/pkg/bench/modelrun"
+	"github.com/mpqsched/mpqsched/pkg/cc"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
@@ -140,12 +141,12 @@ func checkRunFlags(f *runFlags, given map[string]bool) error {
 // runMatrix runs f's shard of the full matrix all and writes the results
 // directory.
 func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
-	mode := timeMode(f.realtime)
-	sum, err := fingerprint(all, mode)
+	mode := bench.TimeMode(f.realtime)
+	sum, err := bench.Fingerprint(all, mode)
 	if err != nil {
 		return err
 	}
-	jobs := f.shard.of(all)
+	jobs := f.shard.Of(all)
 	if f.out == "" {
 		f.out = filepath.Join("results", strings.NewReplacer("*", "all", "/", "_", "@", "_").Replace(all[0].Scenario.Name))
 		if f.scenarios != scenario.Default || f.file != "" {

@@ -187,3 +187,25 @@ func couplings(list string) []string {
 	}
 	return strings.Split(list, ",")
 }
+
+// RepeatJobs returns the jobs of the first seed of each scenario in jobs,
+// k times over, with indices past the matrix's (from first), so that they
+// name no run of the matrix (`mpquic-bench run -repeat k`).
+func RepeatJobs(jobs []Job, k, first int) []Job {
+	seed := map[string]int64{}
+	for _, j := range jobs {
+		if s, ok := seed[j.Scenario.Name]; !ok || j.Seed < s {
+			seed[j.Scenario.Name] = j.Seed
+		}
+	}
+	var out []Job
+	for range k {
+		for _, j := range jobs {
+			if j.Seed == seed[j.Scenario.Name] {
+				j.Index = first + len(out)
+				out = append(out, j)
+			}
+		}
+	}
+	return out
+}

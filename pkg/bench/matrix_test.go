@@ -45,3 +45,26 @@ func TestMatrixJobs(t *testing.T) {
 		}
 	}
 }
+
+// -repeat 2 on 2 schedulers × 3 seeds of two scenarios: each scenario's
+// first seed twice more per scheduler, numbered past the matrix.
+func TestRepeatJobs(t *testing.T) {
+	jobs, err := Matrix{Schedulers: "minrtt,blest", Scenarios: "hetero-2path,rtt10x-256k", Seeds: 3, Seed: 5}.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rj := RepeatJobs(jobs, 2, len(jobs))
+	if len(rj) != 2*2*2 {
+		t.Fatalf("%d repeat jobs, want 8", len(rj))
+	}
+	seen := map[int]bool{}
+	for _, j := range rj {
+		if j.Seed != 5 {
+			t.Errorf("repeat of seed %d, want the first seed 5", j.Seed)
+		}
+		if j.Index < len(jobs) || seen[j.Index] {
+			t.Errorf("repeat index %d: want unique and from %d", j.Index, len(jobs))
+		}
+		seen[j.Index] = true
+	}
+}
