@@ -5,19 +5,10 @@ import (
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/bench"
-	"github.com/mpqsched/mpqsched/pkg/bench/modelrun"
 )
 
 // job is one run of the matrix.
 type job = bench.Job
-
-// jobSpec is what modelrun needs of j to set up its scheduler.
-func jobSpec(j job) modelrun.Spec {
-	return modelrun.Spec{Scheduler: j.Scheduler, Seed: j.Seed, Model: j.Model, Policy: j.Policy, Fallback: j.Fallback, OnlineDir: j.OnlineDir}
-}
-
-// orSuffix marks, in results, the runs made with opportunistic reinjection.
-const orSuffix = "+or"
 
 // runFlags are the flags of the run command that shape the matrix and its
 // output.

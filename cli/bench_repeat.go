@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/bench"
+	"github.com/mpqsched/mpqsched/pkg/bench/runner"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 )
@@ -40,8 +41,8 @@ func runRepeats(f *runFlags, jobs []job, first int, stderr io.Writer) error {
 	rj := bench.RepeatJobs(jobs, f.repeat, first)
 	start := time.Now()
 	if f.realtime {
-		runLocal(rj, f.parallel, collect)
-	} else if err := runVirtual(rj, f.parallel, collect); err != nil {
+		runner.Local(rj, f.parallel, collect)
+	} else if err := runner.Virtual(rj, f.parallel, collect); err != nil {
 		return err
 	}
 	report.SortResults(results)

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/bench/runner"
 	"github.com/mpqsched/mpqsched/pkg/cc"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
@@ -215,7 +216,7 @@ func runPaper(dir string, jobs []job, coupling string, o reproduceOpts) error {
 	var mu sync.Mutex
 	var results []metrics.Result
 	start := time.Now()
-	err := runVirtual(jobs, o.parallel, func(j job, r metrics.Result) {
+	err := runner.Virtual(jobs, o.parallel, func(j job, r metrics.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		results = append(results, r)

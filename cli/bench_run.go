@@ -14,6 +14,7 @@ import (
 
 	"github.com/mpqsched/mpqsched/pkg/bench"
 	"github.com/mpqsched/mpqsched/pkg/bench/modelrun"
+	"github.com/mpqsched/mpqsched/pkg/bench/runner"
 	"github.com/mpqsched/mpqsched/pkg/cc"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
@@ -57,7 +58,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.policy, "policy", "", "ONNX policy exported by python/mpqgym, for -schedulers learned (docs/gym.md)")
 	fs.BoolVar(&f.fallback, "edar-fallback", false, "if the EdAR model (or learned's -policy) cannot be used, run edar, edar-o and learned as minRTT, named <name>-minrtt-fallback (default: refuse the run)")
 	fs.StringVar(&f.coupling, "coupling", "", "coupled congestion control of the sending session, a comma-separated list run as one more dimension of the matrix: "+strings.Join(cc.Names(), ", ")+" (runs named <scheduler>+<coupling>; empty: the scenario's own, else none)")
-	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+orSuffix+")")
+	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+runner.ORSuffix+")")
 	fs.IntVar(&f.repeat, "repeat", 0, fmt.Sprintf("also run the first seed this many more times for every scheduler and scenario, into DIR/%s, to measure how much one seed varies from run to run (0..%d; not with -shard)", report.RepeatsFile, maxRepeat))
 	fs.Var(&f.shard, "shard", "K/N: run only slice K (from 0) of N of the matrix: the runs whose index is K modulo N")
 	pos, err := fs.parse(args)
@@ -81,7 +82,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	specs := make([]modelrun.Spec, len(all))
 	for i, j := range all {
-		specs[i] = jobSpec(j)
+		specs[i] = modelrun.SpecOf(j)
 	}
 	if err := modelrun.CheckModel(specs, logf); err != nil {
 		return err
@@ -202,8 +203,8 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 	if len(jobs) == 0 {
 		// An empty shard (N above the matrix's size) still leaves a manifest.
 	} else if f.realtime {
-		runLocal(jobs, f.parallel, collect)
-	} else if err := runVirtual(jobs, f.parallel, collect); err != nil {
+		runner.Local(jobs, f.parallel, collect)
+	} else if err := runner.Virtual(jobs, f.parallel, collect); err != nil {
 		return err
 	}
 	wall := time.Since(start)
@@ -269,23 +270,3 @@ func writeResults(path string, rs []metrics.Result) error {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
-// runLocal runs jobs in this process on the wall clock.
-func runLocal(jobs []job, parallel int, collect func(job, metrics.Result)) {
-	ch := make(chan job)
-	var wg sync.WaitGroup
-	for range max(parallel, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				collect(j, runJob(j))
-			}
-		}()
-	}
-	for _, j := range jobs {
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-}

@@ -95,6 +95,11 @@ type Spec struct {
 	OnlineDir string
 }
 
+// SpecOf is what setting up j's run needs of it.
+func SpecOf(j bench.Job) Spec {
+	return Spec{Scheduler: j.Scheduler, Seed: j.Seed, Model: j.Model, Policy: j.Policy, Fallback: j.Fallback, OnlineDir: j.OnlineDir}
+}
+
 // Configure sets up r for the schedulers that need more than their
 // registry name (a model); for the others it does nothing. When the model
 // cannot be used and j.Fallback is set, r becomes a minRTT run named
