@@ -11,9 +11,11 @@
 // The package also holds the reproduction itself, which the mpquic-bench
 // reproduce command runs and wires to flags:
 //
-//   - plan.go: Plan, what runs per paper (Paper, Matrix), and the papers'
-//     own tables set beside ours; jobs.go: Paper.Jobs, a paper's runs in
-//     one column (bench.Job);
+//   - paper.go: Paper, Matrix, the two columns (Columns), the output names
+//     and RunLog; jobs.go: Paper.Jobs, a paper's runs in one column
+//     (bench.Job);
+//   - plan.go: Plan, what runs per paper, and the papers' own tables set
+//     beside ours;
 //   - judge.go: the verdict rule (VerdictRule) and the comparison of a
 //     claim's scheduler with a baseline;
 //   - columns.go: the report's two columns (Columns: uncoupled and the
@@ -21,7 +23,8 @@
 //   - report.go: WriteReport, the Markdown report; tables.go its tables,
 //     figure.go its claim figures (and Slug, the figures' file-name rule);
 //   - own.go: WriteOwn, the page of a researcher's own claims;
-//   - resolve.go: Registered, and each metric's measurement.
+//   - resolve.go: Registered, the claims as judged, and each metric's
+//     measurement.
 package reproduce
 
 import (

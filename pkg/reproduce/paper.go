@@ -1,7 +1,7 @@
 package reproduce
 
-// The plan's and the report's types: output names, matrices, papers,
-// columns, metrics, judged claims and the run log.
+// What a paper is to the reproduction: its matrices, its section of the
+// report, its two columns, and the output names and run log of its runs.
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
-	"github.com/mpqsched/mpqsched/pkg/report"
 )
 
 // Output names of the reproduction, relative to its output directory (the
@@ -78,47 +77,6 @@ func (p Paper) CouplingOf(col string) string {
 		return p.Coupling
 	}
 	return "none"
-}
-
-// metric is one measured quantity a claim is about.
-type metric struct {
-	name        string  // column heading
-	unit        string  // display unit
-	scale       float64 // display = value · scale
-	prec        int     // display decimals
-	lowerBetter bool
-	value       func(metrics.Result) float64
-	// floor: if the baseline's overall mean is below it, there is nothing to
-	// improve on and the verdict is n/a (0 = no floor).
-	floor float64
-}
-
-var (
-	mOOO = metric{name: "out-of-order segments", unit: "", scale: 1, prec: 0, lowerBetter: true,
-		value: func(r metrics.Result) float64 { return float64(r.OOOSegments) }}
-	mFCT = metric{name: "FCT", unit: " s", scale: 1, prec: 3, lowerBetter: true,
-		value: func(r metrics.Result) float64 { return r.FCTSeconds }}
-	mGoodput = metric{name: "goodput", unit: " Mbit/s", scale: 1e-6, prec: 2,
-		value: func(r metrics.Result) float64 { return r.GoodputBps }}
-	mHoL = metric{name: "HoL-blocked time", unit: " s", scale: 1, prec: 3, lowerBetter: true,
-		value: func(r metrics.Result) float64 { return r.HoLBlockedSec }}
-	mResent = metric{name: "re-sent bytes", unit: " KB", scale: 1.0 / 1024, prec: 1, lowerBetter: true,
-		value: func(r metrics.Result) float64 { return float64(r.RedundantBytes) }, floor: report.AssumedSegmentBytes}
-)
-
-// claim is one statement of a paper, checked against our data.
-type claim struct {
-	paper     string    // key of the Paper whose section shows the details
-	id        string    // file-name-safe identifier
-	source    string    // who claims it
-	text      string    // the claim, as stated
-	sched     string    // the scheduler the claim is about
-	baselines []string  // what it is compared with
-	claimed   []float64 // per baseline, the claimed relative change (−0.38 = 38% less); NaN: only the direction is claimed
-	metric    metric
-	match     func(name string) bool // the scenarios (recorded names) the claim is judged on
-	scope     string                 // which scenarios, and whether they are the paper's own
-	own       bool                   // the scenarios are the paper's own experiments
 }
 
 // RunLog is what RunLogFile records about one paper's matrix in one
