@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/mpqsched/mpqsched/pkg/bench/runner"
 )
 
 // BenchMain is the whole mpquic-bench command: it reads os.Args, runs the
@@ -20,8 +22,8 @@ import (
 // register every scheduler it wants to run in its main package (blank
 // imports), never conditionally at run time.
 func BenchMain() {
-	if os.Getenv(childEnv) != "" {
-		os.Exit(childMain())
+	if runner.IsChild() {
+		os.Exit(runner.ChildMain())
 	}
 	os.Exit(runBench(os.Args[1:], os.Stdout, os.Stderr))
 }

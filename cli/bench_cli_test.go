@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	repro "github.com/mpqsched/mpqsched/pkg/reproduce"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
 )
 
@@ -186,7 +187,7 @@ func TestWrap(t *testing.T) {
 func TestReproduceDefaultOut(t *testing.T) {
 	t.Chdir(t.TempDir())
 	code, _, errs := benchCmd(t, "reproduce", "-no-run", "-q")
-	if want := filepath.Join("results", "reproduce", reproDir); code != exitFail || !strings.Contains(errs, "no results under "+want) {
+	if want := filepath.Join("results", "reproduce", repro.ResultsDir); code != exitFail || !strings.Contains(errs, "no results under "+want) {
 		t.Errorf("exit %d, stderr %q; want 1 and a look under %s", code, errs, want)
 	}
 	if _, err := os.Stat("docs"); !os.IsNotExist(err) {

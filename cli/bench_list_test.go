@@ -17,8 +17,8 @@ func TestListDocumentsWorkloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := map[string]string{}
-	for _, w := range workloadDocs {
-		doc[w.kind] = w.doc
+	for _, w := range scenario.WorkloadDocs {
+		doc[w.Kind] = w.Doc
 	}
 	for _, s := range scenario.Library() {
 		if s.Workload == nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mpqsched/mpqsched/pkg/bench/modelrun"
 	"github.com/mpqsched/mpqsched/pkg/report"
 )
 
@@ -77,7 +78,7 @@ func TestEdarDefaultModelOutsideModule(t *testing.T) {
 // DIR/edar-online for -out DIR, and a second run says it continues from it.
 func TestEdarOnlineStateUnderOut(t *testing.T) {
 	t.Chdir(t.TempDir())
-	t.Setenv(EnvOnlineDir, "")
+	t.Setenv(modelrun.EnvOnlineDir, "")
 	args := []string{"run", "-schedulers", "edar-o", "-max-bytes", "200000", "-seeds", "1", "-no-report", "-out", "mine"}
 	if code, _, stderr := benchCmd(t, args...); code != exitOK {
 		t.Fatalf("exit %d; stderr %q", code, stderr)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/bench"
+	"github.com/mpqsched/mpqsched/pkg/bench/runner"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 )
@@ -15,29 +17,7 @@ import (
 // maxRepeat bounds -repeat: runs of one seed beyond the matrix's own.
 const maxRepeat = 100
 
-// repeatJobs returns the jobs of the first seed of each scenario in jobs,
-// k times over, with indices past the matrix's (from first), so that they
-// name no run of the matrix.
-func repeatJobs(jobs []job, k, first int) []job {
-	seed := map[string]int64{}
-	for _, j := range jobs {
-		if s, ok := seed[j.Scenario.Name]; !ok || j.Seed < s {
-			seed[j.Scenario.Name] = j.Seed
-		}
-	}
-	var out []job
-	for range k {
-		for _, j := range jobs {
-			if j.Seed == seed[j.Scenario.Name] {
-				j.Index = first + len(out)
-				out = append(out, j)
-			}
-		}
-	}
-	return out
-}
-
-// runRepeats runs repeatJobs(jobs, f.repeat, …) as the matrix ran and
+// runRepeats runs bench.RepeatJobs(jobs, f.repeat, …) as the matrix ran and
 // writes their results, in table order, to DIR/repeats.jsonl: how much one
 // seed varies from run to run (goroutine order in the bubble, and EdAR-o's
 // model, which learns from run to run). The report reads them from there
@@ -58,14 +38,14 @@ func runRepeats(f *runFlags, jobs []job, first int, stderr io.Writer) error {
 		defer mu.Unlock()
 		results = append(results, r)
 	}
-	rj := repeatJobs(jobs, f.repeat, first)
+	rj := bench.RepeatJobs(jobs, f.repeat, first)
 	start := time.Now()
 	if f.realtime {
-		runLocal(rj, f.parallel, collect)
-	} else if err := runVirtual(rj, f.parallel, collect); err != nil {
+		runner.Local(rj, f.parallel, collect)
+	} else if err := runner.Virtual(rj, f.parallel, collect); err != nil {
 		return err
 	}
-	sortResults(results)
+	report.SortResults(results)
 	if !f.quiet {
 		fmt.Fprintf(stderr, "mpquic-bench: %d repeated runs of one seed in %.1f s wall → %s\n", len(results), time.Since(start).Seconds(), path)
 	}

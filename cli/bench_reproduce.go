@@ -5,7 +5,7 @@ package cli
 // scenario library in virtual time, and writes OUT/reproduction.md with the
 // papers' setups, our tables, plots, and a verdict on each claim computed
 // from our data. Every paper's experiments run in two columns: uncoupled
-// (coupling none) and under the coupling the paper ran (paperPlan.coupling),
+// (coupling none) and under the coupling the paper ran (repro.Paper.Coupling),
 // and the report judges each claim in both with the same rule. Each paper's
 // results go to OUT/reproduction/<paper>/<coupling>/ (results.jsonl,
 // summary.csv, results.md, plots/, claims/, run.json). OUT is -out:
@@ -13,7 +13,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,122 +23,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/bench/runner"
 	"github.com/mpqsched/mpqsched/pkg/cc"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
+	repro "github.com/mpqsched/mpqsched/pkg/reproduce"
 )
-
-// Output names of the reproduce command, relative to its -out directory.
-const (
-	reproDoc    = "reproduction.md" // the report
-	reproDir    = "reproduction"    // per-paper result directories
-	reproRunLog = "run.json"        // per paper: when and how long its matrix ran
-	claimsDir   = "claims"          // per paper: the claim figures
-)
-
-// matrix is one scheduler × scenario × seed matrix of a paper, expanded by
-// buildJobs exactly as `mpquic-bench run` would expand its flags.
-type matrix struct {
-	scenarios  string        // -scenarios: comma-separated names or globs
-	schedulers []string      // -schedulers
-	maxBytes   int64         // -max-bytes (0 = as in the scenario)
-	maxDur     time.Duration // -max-duration (0 = as in the scenario)
-	// dropShrunk leaves out the sweep variants that -max-bytes would shrink,
-	// so that a sweep over sizes keeps its small sizes exactly instead of
-	// turning its large ones into copies of the cap.
-	dropShrunk bool
-}
-
-// paperPlan is one section of the report and one results directory.
-type paperPlan struct {
-	key      string   // directory name under reproduction/
-	title    string   // section title
-	source   string   // where the paper's text is
-	setup    []string // the paper's setup, quoted
-	ours     string   // how we ran it (Markdown)
-	matrices []matrix
-	figures  []string // "<kind>_<scenario>" report figures embedded in the doc
-	reasons  string   // likely reasons for differences, shown when a claim is not "agree"
-	// extra, if set, writes a side-by-side of the paper's own numbers and
-	// ours, from the results of one column run under coupling.
-	extra func(rs []metrics.Result, timed map[string]bool, coupling string) string
-	// coupling is the coupled congestion control the paper ran (a cc rule
-	// name other than none): the report's second column. Where the paper
-	// does not say (couplingSaid false), it is LIA, RFC 6356's coupled
-	// increase.
-	coupling     string
-	couplingSaid bool
-	// couplingQuotes are the paper's sentences about its congestion control
-	// or its stack, verbatim from text; none when the text is not here.
-	couplingQuotes []string
-	text           string // the paper's text under shared/papers, "" if not there
-}
-
-// The report's columns: each paper's experiments run once per column.
-const (
-	colNone  = "none"  // uncoupled: quic-go's NewReno on every path alone
-	colPaper = "paper" // the coupling the paper ran (paperPlan.coupling)
-)
-
-// reproColumns are the report's columns, in order.
-var reproColumns = []string{colNone, colPaper}
-
-// couplingOf is the coupling p runs under in column col, which also names
-// the column's results directory, reproduction/<paper>/<coupling>/.
-func (p paperPlan) couplingOf(col string) string {
-	if col == colPaper {
-		return p.coupling
-	}
-	return "none"
-}
-
-// metric is one measured quantity a claim is about.
-type metric struct {
-	name        string  // column heading
-	unit        string  // display unit
-	scale       float64 // display = value · scale
-	prec        int     // display decimals
-	lowerBetter bool
-	value       func(metrics.Result) float64
-	// floor: if the baseline's overall mean is below it, there is nothing to
-	// improve on and the verdict is n/a (0 = no floor).
-	floor float64
-}
-
-var (
-	mOOO = metric{name: "out-of-order segments", unit: "", scale: 1, prec: 0, lowerBetter: true,
-		value: func(r metrics.Result) float64 { return float64(r.OOOSegments) }}
-	mFCT = metric{name: "FCT", unit: " s", scale: 1, prec: 3, lowerBetter: true,
-		value: func(r metrics.Result) float64 { return r.FCTSeconds }}
-	mGoodput = metric{name: "goodput", unit: " Mbit/s", scale: 1e-6, prec: 2,
-		value: func(r metrics.Result) float64 { return r.GoodputBps }}
-	mHoL = metric{name: "HoL-blocked time", unit: " s", scale: 1, prec: 3, lowerBetter: true,
-		value: func(r metrics.Result) float64 { return r.HoLBlockedSec }}
-	mResent = metric{name: "re-sent bytes", unit: " KB", scale: 1.0 / 1024, prec: 1, lowerBetter: true,
-		value: func(r metrics.Result) float64 { return float64(r.RedundantBytes) }, floor: report.AssumedSegmentBytes}
-)
-
-// claim is one statement of a paper, checked against our data.
-type claim struct {
-	paper     string    // key of the paperPlan whose section shows the details
-	id        string    // file-name-safe identifier
-	source    string    // who claims it
-	text      string    // the claim, as stated
-	sched     string    // the scheduler the claim is about
-	baselines []string  // what it is compared with
-	claimed   []float64 // per baseline, the claimed relative change (−0.38 = 38% less); NaN: only the direction is claimed
-	metric    metric
-	match     func(name string) bool // the scenarios (recorded names) the claim is judged on
-	scope     string                 // which scenarios, and whether they are the paper's own
-	own       bool                   // the scenarios are the paper's own experiments
-}
 
 // reproduceOpts are the flags of the reproduce command.
 type reproduceOpts struct {
 	out      string
 	papers   map[string]bool // nil = all
 	noRun    bool
-	columns  []string // the columns to run (reproColumns' keys); nil = both
+	columns  []string // the columns to run (repro.Columns' keys); nil = both
 	seeds    int
 	parallel int
 	quiet    bool
@@ -171,8 +67,8 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("reproduce", "reproduce [flags]", reproduceWhat, stdout)
 	o := reproduceOpts{log: stderr}
 	var papers, cols, claimsFile string
-	fs.StringVar(&o.out, "out", defaultReproduceOut, "directory for "+reproDoc+" and "+reproDir+"/")
-	fs.StringVar(&papers, "papers", "all", "comma-separated papers to run ("+strings.Join(planKeys(reproPlan()), ", ")+"); the others' earlier results are reused")
+	fs.StringVar(&o.out, "out", defaultReproduceOut, "directory for "+repro.ReportFile+" and "+repro.ResultsDir+"/")
+	fs.StringVar(&papers, "papers", "all", "comma-separated papers to run ("+strings.Join(planKeys(repro.Plan()), ", ")+"); the others' earlier results are reused")
 	fs.BoolVar(&o.noRun, "no-run", false, "run nothing; rebuild the report from the results already in -out")
 	fs.StringVar(&cols, "coupling", "both", "columns to run: none (uncoupled), paper (the coupling each paper ran) or both; the report shows both, reusing earlier results for a column not run")
 	fs.IntVar(&o.seeds, "seeds", 5, fmt.Sprintf("seeds per scheduler and scenario, 1..%d", maxSeeds))
@@ -208,7 +104,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	plan := reproPlan()
+	plan := repro.Plan()
 	if papers != "all" {
 		o.papers = map[string]bool{}
 		for _, p := range strings.Split(papers, ",") {
@@ -219,7 +115,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) error {
 			o.papers[p] = true
 		}
 	}
-	doc, err := reproduce(o, plan, reproClaims())
+	doc, err := reproduce(o, plan, repro.Papers())
 	if err != nil {
 		return err
 	}
@@ -234,7 +130,7 @@ func parseColumns(v string) ([]string, error) {
 	switch v {
 	case "both":
 		return nil, nil
-	case colNone, colPaper:
+	case repro.ColNone, repro.ColPaper:
 		return []string{v}, nil
 	}
 	return nil, usagef("-coupling %q: want none, paper or both", v)
@@ -245,102 +141,62 @@ func (o reproduceOpts) runsColumn(col string) bool {
 	return o.columns == nil || slices.Contains(o.columns, col)
 }
 
-func planKeys(plan []paperPlan) []string {
+func planKeys(plan []repro.Paper) []string {
 	var ks []string
 	for _, p := range plan {
-		ks = append(ks, p.key)
+		ks = append(ks, p.Key)
 	}
 	return ks
 }
 
-// reproRunLogEntry is what run.json records about one paper's matrix.
-type reproRunLogEntry struct {
-	Finished string  `json:"finished"` // RFC 3339, UTC
-	Coupling string  `json:"coupling"` // the column's coupling; "both" for the whole run
-	WallSec  float64 `json:"wall_s"`   // wall-clock time of the runs, s
-	Runs     int     `json:"runs"`
-	Failed   int     `json:"failed"`
-	Seeds    int     `json:"seeds"`
-	Parallel int     `json:"parallel"`
-	CPUs     int     `json:"cpus"`
-	Go       string  `json:"go"`
-}
-
 // reproduce runs the selected papers of plan, then writes the report from
 // every paper's results directory. It returns the report's path.
-func reproduce(o reproduceOpts, plan []paperPlan, claims []claim) (string, error) {
-	base := filepath.Join(o.out, reproDir)
+func reproduce(o reproduceOpts, plan []repro.Paper, claims []repro.Claim) (string, error) {
+	base := filepath.Join(o.out, repro.ResultsDir)
 	jobsOf := map[string]map[string][]job{} // paper → column → jobs
 	for _, p := range plan {
-		if c, err := cc.New(p.coupling); err != nil {
-			return "", fmt.Errorf("%s: %w", p.key, err)
-		} else if p.coupling == "" || c.Name() == "none" {
-			return "", fmt.Errorf("%s: coupling %q: the paper's column needs a coupled rule", p.key, p.coupling)
+		if c, err := cc.New(p.Coupling); err != nil {
+			return "", fmt.Errorf("%s: %w", p.Key, err)
+		} else if p.Coupling == "" || c.Name() == "none" {
+			return "", fmt.Errorf("%s: coupling %q: the paper's column needs a coupled rule", p.Key, p.Coupling)
 		}
-		jobsOf[p.key] = map[string][]job{}
-		for _, col := range reproColumns {
-			jobs, err := paperJobs(p, o.seeds, p.couplingOf(col))
+		jobsOf[p.Key] = map[string][]job{}
+		for _, col := range repro.Columns {
+			jobs, err := p.Jobs(o.seeds, p.CouplingOf(col))
 			if err != nil {
-				return "", fmt.Errorf("%s: %w", p.key, err)
+				return "", fmt.Errorf("%s: %w", p.Key, err)
 			}
-			jobsOf[p.key][col] = jobs
+			jobsOf[p.Key][col] = jobs
 		}
 	}
 	start := time.Now()
 	for _, p := range plan {
-		if o.noRun || (o.papers != nil && !o.papers[p.key]) {
+		if o.noRun || (o.papers != nil && !o.papers[p.Key]) {
 			continue
 		}
-		for _, col := range reproColumns {
+		for _, col := range repro.Columns {
 			if !o.runsColumn(col) {
 				continue
 			}
-			c := p.couplingOf(col)
-			if err := runPaper(filepath.Join(base, p.key, c), jobsOf[p.key][col], c, o); err != nil {
-				return "", fmt.Errorf("%s, coupling %s: %w", p.key, c, err)
+			c := p.CouplingOf(col)
+			if err := runPaper(filepath.Join(base, p.Key, c), jobsOf[p.Key][col], c, o); err != nil {
+				return "", fmt.Errorf("%s, coupling %s: %w", p.Key, c, err)
 			}
 		}
 	}
 	if o.noRun || o.papers != nil || o.columns != nil {
-		return writeReproduction(o.out, plan, claims, jobsOf)
+		return repro.WriteReport(o.out, plan, claims, jobsOf)
 	}
 	// A full run: write the report once to time it, record the time, and
 	// write it again with the time at the top.
-	if _, err := writeReproduction(o.out, plan, claims, jobsOf); err != nil {
+	if _, err := repro.WriteReport(o.out, plan, claims, jobsOf); err != nil {
 		return "", err
 	}
-	lg := reproRunLogEntry{Finished: time.Now().UTC().Format(time.RFC3339), Coupling: "both", WallSec: time.Since(start).Seconds(), Seeds: o.seeds, Parallel: o.parallel, CPUs: runtime.NumCPU(), Go: runtime.Version()}
-	b, _ := json.MarshalIndent(lg, "", "  ")
-	if err := os.WriteFile(filepath.Join(base, reproRunLog), append(b, '\n'), 0o644); err != nil {
+	lg := repro.RunLog{Finished: time.Now().UTC().Format(time.RFC3339), Coupling: "both", WallSec: time.Since(start).Seconds(), Seeds: o.seeds, Parallel: o.parallel, CPUs: runtime.NumCPU(), Go: runtime.Version()}
+	if err := lg.Write(filepath.Join(base, repro.RunLogFile)); err != nil {
 		return "", err
 	}
-	return writeReproduction(o.out, plan, claims, jobsOf)
-}
-
-// paperJobs expands a paper's matrices into one job list, every run under
-// coupling (the result names get the suffix "+<coupling>", which
-// columnResults takes off again).
-func paperJobs(p paperPlan, seeds int, coupling string) ([]job, error) {
-	var all []job
-	for _, m := range p.matrices {
-		f := runFlags{schedulers: strings.Join(m.schedulers, ","), scenarios: m.scenarios, seeds: seeds, seed: 1,
-			maxBytes: m.maxBytes, maxDur: m.maxDur, coupling: coupling}
-		jobs, err := buildJobs(&f)
-		if err != nil {
-			return nil, err
-		}
-		for _, j := range jobs {
-			if m.dropShrunk && strings.HasSuffix(j.Scenario.Name, ".short") {
-				continue
-			}
-			j.Index = len(all)
-			all = append(all, j)
-		}
-	}
-	if len(all) == 0 {
-		return nil, errors.New("no runs")
-	}
-	return all, nil
+	return repro.WriteReport(o.out, plan, claims, jobsOf)
 }
 
 // runPaper runs jobs (all under coupling) in virtual time and writes
@@ -360,7 +216,7 @@ func runPaper(dir string, jobs []job, coupling string, o reproduceOpts) error {
 	var mu sync.Mutex
 	var results []metrics.Result
 	start := time.Now()
-	err := runVirtual(jobs, o.parallel, func(j job, r metrics.Result) {
+	err := runner.Virtual(jobs, o.parallel, func(j job, r metrics.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		results = append(results, r)
@@ -370,7 +226,7 @@ func runPaper(dir string, jobs []job, coupling string, o reproduceOpts) error {
 	if err != nil {
 		return err
 	}
-	sortResults(results)
+	report.SortResults(results)
 	var buf strings.Builder
 	enc := json.NewEncoder(&buf)
 	failed := 0
@@ -385,10 +241,9 @@ func runPaper(dir string, jobs []job, coupling string, o reproduceOpts) error {
 	if err := os.WriteFile(filepath.Join(dir, report.ResultsFile), []byte(buf.String()), 0o644); err != nil {
 		return err
 	}
-	lg := reproRunLogEntry{Finished: time.Now().UTC().Format(time.RFC3339), Coupling: coupling, WallSec: wall.Seconds(), Runs: len(results), Failed: failed,
+	lg := repro.RunLog{Finished: time.Now().UTC().Format(time.RFC3339), Coupling: coupling, WallSec: wall.Seconds(), Runs: len(results), Failed: failed,
 		Seeds: o.seeds, Parallel: o.parallel, CPUs: runtime.NumCPU(), Go: runtime.Version()}
-	b, _ := json.MarshalIndent(lg, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, reproRunLog), append(b, '\n'), 0o644); err != nil {
+	if err := lg.Write(filepath.Join(dir, repro.RunLogFile)); err != nil {
 		return err
 	}
 	if _, err := report.Markdown(dir); err != nil {

@@ -6,18 +6,13 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mpqsched/mpqsched/pkg/report"
 	repro "github.com/mpqsched/mpqsched/pkg/reproduce"
 )
-
-// OwnClaimsDoc is the name of the verdicts page reproduce -claims writes.
-const OwnClaimsDoc = "claims.md"
 
 // ownJobs is the matrix that can judge claims: for each claim, its
 // scheduler and baselines on every library scenario its globs name (the
@@ -63,16 +58,15 @@ func reproduceOwn(o reproduceOpts, file string, stdout io.Writer) (string, error
 	if err != nil {
 		return "", err
 	}
-	claims, err := claimsFrom(cs)
-	if err != nil {
-		return "", err
+	if err := repro.Registered(cs); err != nil {
+		return "", usagef("%v", err)
 	}
 	jobs, err := ownJobs(cs, o.seeds)
 	if err != nil {
 		return "", err
 	}
 	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-	dir := filepath.Join(o.out, "claims", slugRE.ReplaceAllString(name, "_"))
+	dir := filepath.Join(o.out, "claims", repro.Slug(name))
 	if !o.noRun {
 		if err := runPaper(dir, jobs, "none", o); err != nil {
 			return "", err
@@ -86,68 +80,5 @@ func reproduceOwn(o reproduceOpts, file string, stdout io.Writer) (string, error
 	for _, j := range jobs {
 		timed[j.Scenario.Name] = j.Scenario.Timed
 	}
-	col := &reproColumn{key: colNone, all: rs, byPaper: map[string][]verdictRow{}}
-	col.judgeClaims(claims, timed)
-	if err := writeVerdicts(stdout, col.rows); err != nil {
-		return "", err
-	}
-	page := filepath.Join(dir, OwnClaimsDoc)
-	if err := os.WriteFile(page, []byte(ownClaimsPage(file, o.seeds, claims, col.rows)), 0o644); err != nil {
-		return "", err
-	}
-	return page, nil
-}
-
-// writeVerdicts prints one line per claim and baseline.
-func writeVerdicts(w io.Writer, rows []verdictRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "claim\tscheduler vs baseline\tmetric\tclaimed\tours\tscenarios (for / against)\tverdict")
-	for _, v := range rows {
-		change, _, seps := verdictCell(v)
-		fmt.Fprintf(tw, "%s\t%s vs %s\t%s\t%s\t%s\t%s\t%s\n", v.c.id, v.c.sched, v.baseline, v.c.metric.name, claimedCell(v), change, seps, v.verdict)
-	}
-	return tw.Flush()
-}
-
-// claimedCell is the claimed change, or the direction alone.
-func claimedCell(v verdictRow) string {
-	if v.claimed != v.claimed { // NaN: a direction only
-		if v.c.metric.lowerBetter {
-			return "lower"
-		}
-		return "higher"
-	}
-	return reproPct(v.claimed)
-}
-
-// ownClaimsPage is claims.md: the rule, the verdicts, and per claim its
-// scenarios' comparison.
-func ownClaimsPage(file string, seeds int, claims []claim, rows []verdictRow) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Claims of %s\n\n", filepath.Base(file))
-	fmt.Fprintf(&b, "Each claim's scheduler and baselines ran on the scenarios it names, %d seeds, uncoupled, in virtual time; every run is in [results.md](results.md). The verdicts follow the rule `make reproduce` applies to the papers' claims:\n\n%s\n\n", seeds, verdictRule)
-	b.WriteString("| claim | scheduler vs baseline | metric | claimed | ours | means | scenarios (for / against) | verdict |\n|---|---|---|---:|---:|---|---:|---|\n")
-	for _, v := range rows {
-		change, means, seps := verdictCell(v)
-		fmt.Fprintf(&b, "| %s | %s vs %s | %s | %s | %s | %s | %s | %s |\n", v.c.id, v.c.sched, v.baseline, v.c.metric.name, claimedCell(v), change, means, seps, v.verdict)
-	}
-	for _, c := range claims {
-		var vs []verdictRow
-		for _, v := range rows {
-			if v.c.id == c.id && len(v.comps) > 0 {
-				vs = append(vs, v)
-			}
-		}
-		fmt.Fprintf(&b, "\n## %s\n\n> %s\n\n%s", c.id, reproMdCell(c.text), reproMdCell(c.source))
-		if c.scope != "" {
-			b.WriteString(" Scenarios: " + c.scope)
-		}
-		b.WriteString("\n\n")
-		if len(vs) > 0 {
-			b.WriteString(detailTable(vs))
-		} else {
-			b.WriteString("No scenario of these runs matches the claim's globs.\n")
-		}
-	}
-	return b.String()
+	return repro.WriteOwn(stdout, dir, file, o.seeds, cs, rs, timed)
 }

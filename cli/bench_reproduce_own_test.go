@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	repro "github.com/mpqsched/mpqsched/pkg/reproduce"
 )
 
 // Two opposite claims on one scenario: the same runs must agree with one
@@ -29,7 +31,7 @@ func TestReproduceOwnClaims(t *testing.T) {
 	if len(lines) != 3 || !strings.HasSuffix(lines[1], "agree") || strings.HasSuffix(lines[1], "disagree") || !strings.HasSuffix(lines[2], "disagree") {
 		t.Errorf("verdicts:\n%s\nwant rr-over-redundant agree, redundant-over-rr disagree", stdout.String())
 	}
-	md, err := os.ReadFile(filepath.Join(dir, "claims", "mine", OwnClaimsDoc))
+	md, err := os.ReadFile(filepath.Join(dir, "claims", "mine", repro.OwnClaimsDoc))
 	if err != nil {
 		t.Fatal(err)
 	}

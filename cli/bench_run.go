@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mpqsched/mpqsched/pkg/cc"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpqsched/mpqsched/pkg/bench"
+	"github.com/mpqsched/mpqsched/pkg/bench/modelrun"
+	"github.com/mpqsched/mpqsched/pkg/bench/runner"
+	"github.com/mpqsched/mpqsched/pkg/cc"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 	"github.com/mpqsched/mpqsched/pkg/scenario"
@@ -55,7 +58,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.policy, "policy", "", "ONNX policy exported by python/mpqgym, for -schedulers learned (docs/gym.md)")
 	fs.BoolVar(&f.fallback, "edar-fallback", false, "if the EdAR model (or learned's -policy) cannot be used, run edar, edar-o and learned as minRTT, named <name>-minrtt-fallback (default: refuse the run)")
 	fs.StringVar(&f.coupling, "coupling", "", "coupled congestion control of the sending session, a comma-separated list run as one more dimension of the matrix: "+strings.Join(cc.Names(), ", ")+" (runs named <scheduler>+<coupling>; empty: the scenario's own, else none)")
-	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+orSuffix+")")
+	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+runner.ORSuffix+")")
 	fs.IntVar(&f.repeat, "repeat", 0, fmt.Sprintf("also run the first seed this many more times for every scheduler and scenario, into DIR/%s, to measure how much one seed varies from run to run (0..%d; not with -shard)", report.RepeatsFile, maxRepeat))
 	fs.Var(&f.shard, "shard", "K/N: run only slice K (from 0) of N of the matrix: the runs whose index is K modulo N")
 	pos, err := fs.parse(args)
@@ -77,10 +80,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "mpquic-bench:", s)
 		}
 	}
-	if err := checkModel(&f, all, logf); err != nil {
+	specs := make([]modelrun.Spec, len(all))
+	for i, j := range all {
+		specs[i] = modelrun.SpecOf(j)
+	}
+	if err := modelrun.CheckModel(specs, logf); err != nil {
 		return err
 	}
-	if err := checkPolicy(&f, all, logf); err != nil {
+	if err := modelrun.CheckPolicy(specs, logf); err != nil {
 		return err
 	}
 	return runMatrix(&f, all, stdout, stderr)
@@ -135,12 +142,12 @@ func checkRunFlags(f *runFlags, given map[string]bool) error {
 // runMatrix runs f's shard of the full matrix all and writes the results
 // directory.
 func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
-	mode := timeMode(f.realtime)
-	sum, err := fingerprint(all, mode)
+	mode := bench.TimeMode(f.realtime)
+	sum, err := bench.Fingerprint(all, mode)
 	if err != nil {
 		return err
 	}
-	jobs := f.shard.of(all)
+	jobs := f.shard.Of(all)
 	if f.out == "" {
 		f.out = filepath.Join("results", strings.NewReplacer("*", "all", "/", "_", "@", "_").Replace(all[0].Scenario.Name))
 		if f.scenarios != scenario.Default || f.file != "" {
@@ -158,11 +165,11 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 		jobs[i].OnlineDir = online
 	}
 	usesOnline := slices.ContainsFunc(jobs, func(j job) bool { return j.Scheduler == edar.NameOnline })
-	if usesOnline && os.Getenv(EnvOnlineDir) == "" && fileExists(filepath.Join(online, "model.onnx")) && !f.quiet {
+	if usesOnline && os.Getenv(modelrun.EnvOnlineDir) == "" && fileExists(filepath.Join(online, "model.onnx")) && !f.quiet {
 		fmt.Fprintf(stderr, "mpquic-bench: EdAR-o continues from the live model an earlier run left in %s (delete the directory to start afresh)\n", online)
 	}
 	// A manifest left by an earlier run would vouch for these new results.
-	if err := os.Remove(filepath.Join(f.out, ManifestFile)); err != nil && !os.IsNotExist(err) {
+	if err := os.Remove(filepath.Join(f.out, report.ManifestFile)); err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	resultsPath := filepath.Join(f.out, report.ResultsFile)
@@ -182,13 +189,13 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 	prog := newBenchProgress(len(jobs), f.quiet, stderr)
 	var mu sync.Mutex
 	var results []metrics.Result
-	ran := make([]manifestRun, 0, len(jobs))
+	ran := make([]report.ManifestRun, 0, len(jobs))
 	enc := json.NewEncoder(rf) // records as they finish, so a crash keeps what finished
 	collect := func(j job, r metrics.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		results = append(results, r)
-		ran = append(ran, manifestRun{Index: j.Index, Scheduler: r.Scheduler, Scenario: r.Scenario, Seed: r.Seed})
+		ran = append(ran, report.ManifestRun{Index: j.Index, Scheduler: r.Scheduler, Scenario: r.Scenario, Seed: r.Seed})
 		enc.Encode(r)
 		prog.done(j, r)
 	}
@@ -196,24 +203,24 @@ func runMatrix(f *runFlags, all []job, stdout, stderr io.Writer) error {
 	if len(jobs) == 0 {
 		// An empty shard (N above the matrix's size) still leaves a manifest.
 	} else if f.realtime {
-		runLocal(jobs, f.parallel, collect)
-	} else if err := runVirtual(jobs, f.parallel, collect); err != nil {
+		runner.Local(jobs, f.parallel, collect)
+	} else if err := runner.Virtual(jobs, f.parallel, collect); err != nil {
 		return err
 	}
 	wall := time.Since(start)
-	sortResults(results)
+	report.SortResults(results)
 	if err := rf.Close(); err != nil {
 		return err
 	}
 	if err := writeResults(resultsPath, results); err != nil { // rewritten in table order
 		return err
 	}
-	sortRuns(ran)
-	m := manifest{Matrix: sum, Jobs: len(all), Shard: f.shard.K, Shards: max(f.shard.N, 1), Time: mode, Runs: ran}
-	if err := writeManifest(f.out, m); err != nil {
+	report.SortRuns(ran)
+	m := report.Manifest{Matrix: sum, Jobs: len(all), Shard: f.shard.K, Shards: max(f.shard.N, 1), Time: mode, Runs: ran}
+	if err := report.WriteManifest(f.out, m); err != nil {
 		return err
 	}
-	if err := writeStdout(stdout, f.format, results); err != nil {
+	if err := report.WriteFormat(stdout, f.format, results); err != nil {
 		return err
 	}
 	var sim float64
@@ -262,22 +269,4 @@ func writeResults(path string, rs []metrics.Result) error {
 	return os.Rename(tmp, path)
 }
 
-// runLocal runs jobs in this process on the wall clock.
-func runLocal(jobs []job, parallel int, collect func(job, metrics.Result)) {
-	ch := make(chan job)
-	var wg sync.WaitGroup
-	for range max(parallel, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				collect(j, runJob(j))
-			}
-		}()
-	}
-	for _, j := range jobs {
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-}
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

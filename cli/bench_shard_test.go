@@ -13,56 +13,6 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/report"
 )
 
-func TestShardFlag(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		k, n int
-		ok   bool
-	}{
-		{"0/1", 0, 1, true}, {"2/3", 2, 3, true}, {" 1 / 4 ", 1, 4, true},
-		{"3/3", 0, 0, false}, {"-1/3", 0, 0, false}, {"1/0", 0, 0, false},
-		{"1", 0, 0, false}, {"a/b", 0, 0, false}, {"0/100001", 0, 0, false},
-	} {
-		var s shard
-		err := s.Set(tc.in)
-		if (err == nil) != tc.ok || (tc.ok && (s.K != tc.k || s.N != tc.n)) {
-			t.Errorf("Set(%q) = %v, %+v; want ok=%v %d/%d", tc.in, err, s, tc.ok, tc.k, tc.n)
-		}
-	}
-}
-
-// The shards of a matrix are disjoint, cover it, and keep each job's index
-// (and so its seed) as in the unsharded matrix.
-func TestShardsPartitionTheMatrix(t *testing.T) {
-	f := &runFlags{schedulers: "minrtt,blest,ecf", scenarios: "hetero-2path", seeds: 5, seed: 7, or: "off"}
-	all, err := buildJobs(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []int{1, 2, 3, 4, len(all), len(all) + 3} {
-		seen := map[int]job{}
-		for k := range n {
-			for _, j := range (shard{k, n}).of(all) {
-				if _, dup := seen[j.Index]; dup {
-					t.Fatalf("N=%d: job %d in two shards", n, j.Index)
-				}
-				if j.Index%n != k {
-					t.Errorf("N=%d: job %d in shard %d", n, j.Index, k)
-				}
-				seen[j.Index] = j
-			}
-		}
-		if len(seen) != len(all) {
-			t.Errorf("N=%d: shards hold %d of %d jobs", n, len(seen), len(all))
-		}
-		for _, j := range all {
-			if s := seen[j.Index]; s.Seed != j.Seed || s.Scheduler != j.Scheduler {
-				t.Errorf("N=%d: job %d changed: %+v vs %+v", n, j.Index, s, j)
-			}
-		}
-	}
-}
-
 // A 3-way sharded run of a small matrix (2 schedulers × 1 short scenario × 2
 // seeds, virtual time), merged, gives the summary.csv rows of the unsharded
 // run: the same groups and run counts exactly, and every figure that the

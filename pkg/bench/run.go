@@ -67,7 +67,7 @@ type Run struct {
 	// cross.go); when both are nil they come from Spec's bottlenecks and
 	// cross_traffic.
 	Shared []emu.SharedLink
-	Cross  []CrossFlow
+	Cross  []CrossFlow // see Shared
 	// Workload, if set, replaces the download by a workload (workload.go:
 	// video, web or rpc): Bytes must be its TotalBytes.
 	Workload *scenario.Workload
@@ -85,9 +85,9 @@ type Hooks struct {
 
 // Detail is what a run measured beyond the Result record.
 type Detail struct {
-	Client, Server session.Stats
+	Client, Server session.Stats    // each side's session counters: the client's at the FCT, the server's at its end
 	Series         []session.Sample // the client's series from the session's open to the FCT
-	RejectedJoins  int
+	RejectedJoins  int              // joins the server's listener refused
 }
 
 // Transfer runs r and returns its Result; the Result's Error field is set,

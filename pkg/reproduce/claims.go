@@ -7,6 +7,24 @@
 //
 // A claims file is a JSON object {"claims": [...]}; unknown fields are
 // errors, and every error names the claim and the field.
+//
+// The package also holds the reproduction itself, which the mpquic-bench
+// reproduce command runs and wires to flags:
+//
+//   - paper.go: Paper, Matrix, the two columns (Columns), the output names
+//     and RunLog; jobs.go: Paper.Jobs, a paper's runs in one column
+//     (bench.Job);
+//   - plan.go: Plan, what runs per paper, and the papers' own tables set
+//     beside ours;
+//   - judge.go: the verdict rule (VerdictRule) and the comparison of a
+//     claim's scheduler with a baseline;
+//   - columns.go: the report's two columns (Columns: uncoupled and the
+//     papers' coupling), the claims table and the verdicts that change;
+//   - report.go: WriteReport, the Markdown report; tables.go its tables,
+//     figure.go its claim figures (and Slug, the figures' file-name rule);
+//   - own.go: WriteOwn, the page of a researcher's own claims;
+//   - resolve.go: Registered, the claims as judged, and each metric's
+//     measurement.
 package reproduce
 
 import (
@@ -59,7 +77,7 @@ type Claim struct {
 
 // File is the format of a claims file.
 type File struct {
-	Claims []Claim `json:"claims"`
+	Claims []Claim `json:"claims"` // at least one
 }
 
 //go:embed claims/papers.json

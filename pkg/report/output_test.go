@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 
 // -format json prints one line per run: the series stay in results.jsonl,
 // the cross traffic's goodput and the fairness figures are printed.
-func TestWriteStdoutJSONDropsSeries(t *testing.T) {
+func TestWriteFormatJSONDropsSeries(t *testing.T) {
 	r := metrics.Result{
 		Scheduler: "minrtt+lia", Scenario: "rfc6356-shared", GoodputBps: 6e6,
 		GoodputSeries: []float64{6e6}, SeriesTimes: []float64{0.1},
@@ -18,7 +18,7 @@ func TestWriteStdoutJSONDropsSeries(t *testing.T) {
 		Fairness: metrics.NewFairness(6e6, []float64{12e6}),
 	}
 	var b bytes.Buffer
-	if err := writeStdout(&b, "json", []metrics.Result{r}); err != nil {
+	if err := WriteFormat(&b, "json", []metrics.Result{r}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -1,4 +1,4 @@
-package cli
+package reproduce
 
 // Comparing a claim's scheduler with its baselines and judging the claim.
 
@@ -146,8 +146,8 @@ func relChange(x, b float64) float64 {
 	return (x - b) / b
 }
 
-// verdictRule is the rule, as printed in the report.
-const verdictRule = `For each claim and baseline we take the scenarios listed with the claim, and in each the mean of the metric over the successful runs of the claim's scheduler (X) and of the baseline (B), each with the half-width of its 95% Student-t confidence interval. As the PRS paper does for its Table 6, the overall change is (mean over scenarios of X − mean over scenarios of B) / (mean over scenarios of B). In a scenario the CIs *separate* when |X − B| is larger than the sum of the two half-widths and at least 1% of B (smaller differences count as ties: in these emulated scenarios CIs can be microseconds wide, and shifts of a few tenths of a percent between builds of the same code would otherwise flip verdicts).
+// VerdictRule is the rule, as printed in the report.
+const VerdictRule = `For each claim and baseline we take the scenarios listed with the claim, and in each the mean of the metric over the successful runs of the claim's scheduler (X) and of the baseline (B), each with the half-width of its 95% Student-t confidence interval. As the PRS paper does for its Table 6, the overall change is (mean over scenarios of X − mean over scenarios of B) / (mean over scenarios of B). In a scenario the CIs *separate* when |X − B| is larger than the sum of the two half-widths and at least 1% of B (smaller differences count as ties: in these emulated scenarios CIs can be microseconds wide, and shifts of a few tenths of a percent between builds of the same code would otherwise flip verdicts).
 
 * **agree**: the overall change is in the claimed direction, at least half the claimed size (when the paper gives a size), the CIs separate in the claimed direction in more than half of the scenarios, and in none against it;
 * **partly**: the overall change is in the claimed direction and the CIs separate in the claimed direction in at least one scenario, but the change is smaller than half the claim, or the CIs separate in half of the scenarios or fewer, or in some scenario against the claim;

@@ -1,4 +1,4 @@
-package cli
+package reproduce
 
 // The report's two columns (uncoupled and the papers' coupling): loading
 // each column's results, judging the claims in both with the same rule, the
@@ -18,24 +18,24 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/report"
 )
 
-// reproColumn is one column of the report: every paper's results under the
+// column is one column of the report: every paper's results under the
 // column's coupling, and the claims judged on them.
-type reproColumn struct {
-	key     string                       // colNone or colPaper
-	results map[string][]metrics.Result  // by paper key; scheduler names without "+<coupling>"
-	logs    map[string]*reproRunLogEntry // by paper key
-	all     []metrics.Result             // every paper's results, in plan order
-	rows    []verdictRow                 // one per claim and baseline, in claims order
-	byPaper map[string][]verdictRow      // rows by the claim's paper
+type column struct {
+	key     string                      // ColNone or ColPaper
+	results map[string][]metrics.Result // by paper key; scheduler names without "+<coupling>"
+	logs    map[string]*RunLog          // by paper key
+	all     []metrics.Result            // every paper's results, in plan order
+	rows    []verdictRow                // one per claim and baseline, in claims order
+	byPaper map[string][]verdictRow     // rows by the claim's paper
 }
 
 // loadColumn reads column key's results of every paper of plan from
 // base/<paper>/<coupling>/; a paper not run yet in this column has none.
-func loadColumn(base string, plan []paperPlan, key string) (*reproColumn, error) {
-	c := &reproColumn{key: key, results: map[string][]metrics.Result{}, logs: map[string]*reproRunLogEntry{}, byPaper: map[string][]verdictRow{}}
+func loadColumn(base string, plan []Paper, key string) (*column, error) {
+	c := &column{key: key, results: map[string][]metrics.Result{}, logs: map[string]*RunLog{}, byPaper: map[string][]verdictRow{}}
 	for _, p := range plan {
-		coupling := p.couplingOf(key)
-		dir := filepath.Join(base, p.key, coupling)
+		coupling := p.CouplingOf(key)
+		dir := filepath.Join(base, p.Key, coupling)
 		rs, err := report.ReadResults(filepath.Join(dir, report.ResultsFile))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -46,12 +46,12 @@ func loadColumn(base string, plan []paperPlan, key string) (*reproColumn, error)
 		for i := range rs {
 			rs[i].Scheduler = strings.TrimSuffix(rs[i].Scheduler, "+"+coupling)
 		}
-		c.results[p.key] = rs
+		c.results[p.Key] = rs
 		c.all = append(c.all, rs...)
-		if b, err := os.ReadFile(filepath.Join(dir, reproRunLog)); err == nil {
-			var lg reproRunLogEntry
+		if b, err := os.ReadFile(filepath.Join(dir, RunLogFile)); err == nil {
+			var lg RunLog
 			if json.Unmarshal(b, &lg) == nil {
-				c.logs[p.key] = &lg
+				c.logs[p.Key] = &lg
 			}
 		}
 	}
@@ -60,7 +60,7 @@ func loadColumn(base string, plan []paperPlan, key string) (*reproColumn, error)
 
 // judgeClaims judges every claim on the column's results, by judge's rule:
 // the same for both columns.
-func (c *reproColumn) judgeClaims(claims []claim, timed map[string]bool) {
+func (c *column) judgeClaims(claims []claim, timed map[string]bool) {
 	var scens []string
 	for _, r := range c.all {
 		scens = append(scens, r.Scenario)
@@ -78,7 +78,7 @@ func (c *reproColumn) judgeClaims(claims []claim, timed map[string]bool) {
 }
 
 // counts is the column's verdict tally, as printed.
-func (c *reproColumn) counts() string {
+func (c *column) counts() string {
 	n := map[string]int{}
 	for _, v := range c.rows {
 		n[strings.Fields(v.verdict)[0]]++
@@ -87,10 +87,10 @@ func (c *reproColumn) counts() string {
 }
 
 // paperCoupling is the coupling of the paper with key k in plan ("" if none).
-func paperCoupling(plan []paperPlan, k string) string {
+func paperCoupling(plan []Paper, k string) string {
 	for _, p := range plan {
-		if p.key == k {
-			return p.coupling
+		if p.Key == k {
+			return p.Coupling
 		}
 	}
 	return ""
@@ -98,14 +98,14 @@ func paperCoupling(plan []paperPlan, k string) string {
 
 // columnName names column key in headings: "none", or the papers'
 // couplings ("lia", or "lia/olia" when they differ).
-func columnName(plan []paperPlan, key string) string {
-	if key == colNone {
+func columnName(plan []Paper, key string) string {
+	if key == ColNone {
 		return "none"
 	}
 	var cs []string
 	for _, p := range plan {
-		if !slices.Contains(cs, p.coupling) {
-			cs = append(cs, p.coupling)
+		if !slices.Contains(cs, p.Coupling) {
+			cs = append(cs, p.Coupling)
 		}
 	}
 	return strings.Join(cs, "/")
@@ -129,14 +129,14 @@ func verdictCell(v verdictRow) (change, means, seps string) {
 }
 
 // claimsTable is the summary table: one row per claim and baseline, with
-// the judgement in each column side by side. cols are in reproColumns
+// the judgement in each column side by side. cols are in Columns
 // order and judged on the same claims.
-func claimsTable(plan []paperPlan, cols []*reproColumn) string {
+func claimsTable(plan []Paper, cols []*column) string {
 	var b strings.Builder
 	b.WriteString("| claim | paper's own scenarios? | scheduler vs baseline | metric | claimed |")
 	for _, c := range cols {
 		n := "none"
-		if c.key == colPaper {
+		if c.key == ColPaper {
 			n = "coupled"
 		}
 		fmt.Fprintf(&b, " %s: overall change | %s: means over the scenarios | %s: scenarios (CIs separate for / against) | %s: verdict |", n, n, n, n)
@@ -173,12 +173,12 @@ func claimsTable(plan []paperPlan, cols []*reproColumn) string {
 // between the uncoupled column (none) and the papers' coupling (coupled),
 // with both judgements' figures. Papers with results in only one column
 // are named, since their claims cannot be compared.
-func verdictChanges(plan []paperPlan, none, coupled *reproColumn) string {
+func verdictChanges(plan []Paper, none, coupled *column) string {
 	var b strings.Builder
 	var missing []string
 	for _, p := range plan {
-		if (len(none.results[p.key]) == 0) != (len(coupled.results[p.key]) == 0) {
-			missing = append(missing, p.key)
+		if (len(none.results[p.Key]) == 0) != (len(coupled.results[p.Key]) == 0) {
+			missing = append(missing, p.Key)
 		}
 	}
 	if len(missing) > 0 {

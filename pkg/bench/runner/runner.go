@@ -1,4 +1,10 @@
-package cli
+// Package runner runs the jobs of a bench matrix (bench.Job): in virtual
+// time, in child processes of the running binary (Virtual), or in this
+// process on the wall clock (Local), each with its scheduler set up
+// (RunJob, through modelrun). A binary that runs jobs in virtual time must
+// call ChildMain when IsChild reports that it is such a child, before
+// anything else (cli.BenchMain does).
+package runner
 
 import (
 	"bufio"
@@ -16,32 +22,44 @@ import (
 	"testing/synctest"
 
 	"github.com/mpqsched/mpqsched/pkg/bench"
+	"github.com/mpqsched/mpqsched/pkg/bench/modelrun"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
 // Virtual time needs testing/synctest, whose bubbles exist only inside a
 // test. mpquic-bench therefore re-executes itself as a child process with
-// childEnv set; the child runs its share of the jobs as one test through
+// ChildEnv set; the child runs its share of the jobs as one test through
 // testing.Main, each job in its own synctest bubble, and prints one
 // "RESULT <json>" line per finished job. The user never sees a test binary.
 const (
-	childEnv     = "MPQ_BENCH_CHILD" // path of the child's job file
+	ChildEnv     = "MPQ_BENCH_CHILD" // path of the child's job file
 	resultPrefix = "RESULT "
 )
 
-// runVirtual splits jobs over parallel child processes.
-func runVirtual(jobs []job, parallel int, collect func(job, metrics.Result)) error {
+// ORSuffix marks, in results, the runs made with opportunistic
+// reinjection (Job.Opportunistic).
+const ORSuffix = "+or"
+
+// IsChild reports whether this process is a virtual-time child (ChildEnv
+// is set): then it must run ChildMain.
+func IsChild() bool { return os.Getenv(ChildEnv) != "" }
+
+// Virtual runs jobs in virtual time, split over parallel child processes
+// of this binary, and calls collect with each job and its result as it
+// finishes (from several goroutines at once). A job whose child ended
+// before reporting it is collected as a failed run.
+func Virtual(jobs []bench.Job, parallel int, collect func(bench.Job, metrics.Result)) error {
 	self, err := selfExe()
 	if err != nil {
 		return err
 	}
 	parallel = max(1, min(parallel, len(jobs)))
-	shares := make([][]job, parallel)
+	shares := make([][]bench.Job, parallel)
 	for i, j := range jobs {
 		shares[i%parallel] = append(shares[i%parallel], j)
 	}
-	byIndex := make(map[int]job, len(jobs))
+	byIndex := make(map[int]bench.Job, len(jobs))
 	for _, j := range jobs {
 		byIndex[j.Index] = j
 	}
@@ -91,7 +109,7 @@ func selfExe() (string, error) {
 // and its goodputs differ from the default's by less than two default
 // runs differ from each other (at most 0.9% against 1.1%).
 func childEnviron(environ []string, file string) []string {
-	env := append(environ[:len(environ):len(environ)], childEnv+"="+file)
+	env := append(environ[:len(environ):len(environ)], ChildEnv+"="+file)
 	for _, kv := range environ {
 		if strings.HasPrefix(kv, "GOMAXPROCS=") {
 			return env
@@ -102,7 +120,7 @@ func childEnviron(environ []string, file string) []string {
 
 // runChild runs one child and collects its results; jobs the child did not
 // report (it crashed) are recorded as failed runs.
-func runChild(self, file string, share []job, byIndex map[int]job, collect func(job, metrics.Result)) error {
+func runChild(self, file string, share []bench.Job, byIndex map[int]bench.Job, collect func(bench.Job, metrics.Result)) error {
 	cmd := exec.Command(self)
 	cmd.Env = childEnviron(os.Environ(), file)
 	stderr := &forwarder{}
@@ -143,20 +161,22 @@ func runChild(self, file string, share []job, byIndex map[int]job, collect func(
 	return nil
 }
 
+// childLastLines is the last n lines of s, joined by " | ".
 func childLastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], " | ")
 }
 
-// childMain runs the jobs in the file named by childEnv, each in a synctest
-// bubble, inside testing.Main.
-func childMain() int {
-	b, err := os.ReadFile(os.Getenv(childEnv))
+// ChildMain runs the jobs in the file named by ChildEnv, each in a
+// synctest bubble, inside testing.Main, and prints their results for the
+// parent; it returns only on an unreadable job file (exit status 2).
+func ChildMain() int {
+	b, err := os.ReadFile(os.Getenv(ChildEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	var jobs []job
+	var jobs []bench.Job
 	if err := json.Unmarshal(b, &jobs); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -175,7 +195,7 @@ func childMain() int {
 	test := func(t *testing.T) {
 		for _, j := range jobs {
 			var r metrics.Result
-			synctest.Test(t, func(t *testing.T) { r = runJob(j) })
+			synctest.Test(t, func(t *testing.T) { r = RunJob(j) })
 			emit(j.Index, r)
 		}
 	}
@@ -184,23 +204,27 @@ func childMain() int {
 	return 0 // not reached: testing.Main exits
 }
 
-// runJob runs one job in the current time domain (real or virtual).
-func runJob(j job) metrics.Result {
+// RunJob runs one job in the current time domain (real or virtual): its
+// scenario with its scheduler (set up by modelrun.Configure), seed,
+// opportunistic reinjection and coupling. The result's scheduler name gets
+// ORSuffix and "+<coupling>" as the job asks; a failure is recorded in the
+// result's Error.
+func RunJob(j bench.Job) metrics.Result {
 	r, err := bench.FromScenario(j.Scenario, j.Scheduler, j.Seed)
 	if err != nil {
 		return metrics.Result{Scheduler: j.Scheduler, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
 	}
 	suffix := ""
 	if j.Opportunistic {
-		suffix += orSuffix
+		suffix += ORSuffix
 	}
 	if j.Coupling != "" {
 		suffix += "+" + j.Coupling
 	}
-	if err := configureBenchScheduler(&r, j); err != nil {
+	if err := modelrun.Configure(&r, modelrun.SpecOf(j)); err != nil {
 		return metrics.Result{Scheduler: j.Scheduler + suffix, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
 	}
-	name := r.Scheduler + suffix // a fallback's own name, if configureBenchScheduler chose one
+	name := r.Scheduler + suffix // a fallback's own name, if modelrun.Configure chose one
 	if j.Opportunistic || j.Coupling != "" {
 		var cfg session.Config
 		if r.SessionConfig != nil {
@@ -229,6 +253,7 @@ type forwarder struct {
 
 var forwardMu sync.Mutex // serialises forwarded lines of concurrent children
 
+// Write keeps p and forwards its complete diagnostic lines.
 func (f *forwarder) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -254,8 +279,31 @@ func (f *forwarder) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String is everything the child wrote to stderr.
 func (f *forwarder) String() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.all.String()
+}
+
+// Local runs jobs in this process on the wall clock, parallel at once, and
+// calls collect with each job and its result as it finishes (from several
+// goroutines at once).
+func Local(jobs []bench.Job, parallel int, collect func(bench.Job, metrics.Result)) {
+	ch := make(chan bench.Job)
+	var wg sync.WaitGroup
+	for range max(parallel, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				collect(j, RunJob(j))
+			}
+		}()
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
 }

@@ -1,4 +1,6 @@
-package cli
+package report
+
+// Printing results in the formats of `mpquic-bench run -format`.
 
 import (
 	"encoding/csv"
@@ -8,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
-	"github.com/mpqsched/mpqsched/pkg/report"
 )
 
-// writeStdout prints the results in the chosen format.
-func writeStdout(w io.Writer, format string, rs []metrics.Result) error {
+// WriteFormat prints rs in format: "json", one JSON object per line
+// without the time series (ResultsFile keeps them); "csv", one row per run
+// with a header (times in s, rates in bit/s, sizes in bytes); anything
+// else, the text table of WriteText.
+func WriteFormat(w io.Writer, format string, rs []metrics.Result) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
@@ -41,7 +45,8 @@ func writeStdout(w io.Writer, format string, rs []metrics.Result) error {
 		cw.Flush()
 		return cw.Error()
 	}
-	return report.WriteText(w, report.Summarize(rs)) // "± n/a" after one seed
+	return WriteText(w, Summarize(rs)) // "± n/a" after one seed
 }
 
+// fmtFloat formats v in the CSV: 6 significant digits.
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }

@@ -1,4 +1,10 @@
-package cli
+// Package modelrun sets up bench runs (bench.Run) of the schedulers that
+// run a learned model: EdAR-p ("edar"), EdAR-o ("edar-o") and the learned
+// scheduler ("learned"), with their model files, fallbacks and EdAR-o's
+// online state. The other schedulers need nothing beyond their registry
+// name. mpquic-bench run wires its flags (-edar-model, -policy,
+// -edar-fallback, -out) to Spec.
+package modelrun
 
 import (
 	"fmt"
@@ -25,7 +31,7 @@ import (
 //   - "edar" is EdAR-p: the greedy policy μ(s) = argmax_a Q(s, a) of the
 //     offline model (-edar-model; by default testdata/edar.onnx of the
 //     module, else beside the binary, else the copy built into the binary:
-//     see findModel).
+//     see FindModel).
 //   - "edar-o" is EdAR-o (§V.C): ε-greedy over a live model file that an
 //     asynchronous trainer (training/edar/online.sh) keeps replacing; every
 //     transition goes to a replay store that is spooled to the online
@@ -34,7 +40,7 @@ import (
 //
 // The model runs on onnxruntime, or on the pure-Go backend if the library is
 // missing (logged). If the model is missing, corrupt or synthetic the run
-// fails (checkModel refuses the matrix before it starts), unless
+// fails (CheckModel refuses the matrix before it starts), unless
 // -edar-fallback asks for minRTT instead: then the error is logged on stderr
 // and the run is recorded under the scheduler name "<name>-minrtt-fallback"
 // in every output, so no table ever shows minRTT's numbers as EdAR's.
@@ -74,16 +80,38 @@ var benchModels = policy.Cache{Options: policy.Options{Log: benchLog}}
 // shown by the parent when the child fails).
 func benchLog(s string) { fmt.Fprintln(os.Stderr, "mpquic-bench:", s) }
 
-// configureBenchScheduler sets up schedulers that need more than their registry
-// name (EdAR's model).
-func configureBenchScheduler(r *bench.Run, j job) error {
+// Spec is what setting up one run needs, from the run's job.
+type Spec struct {
+	Scheduler string // registered scheduler name
+	Seed      int64  // the run's seed: EdAR-o's exploration draws come from it
+	Model     string // EdAR model file (-edar-model); "": FindModel's default
+	Policy    string // the learned scheduler's ONNX policy file (-policy)
+	// Fallback lets edar, edar-o and learned run minRTT, named
+	// "<name>-minrtt-fallback", when their model cannot be used
+	// (-edar-fallback); else such a run fails.
+	Fallback bool
+	// OnlineDir is EdAR-o's working directory when EnvOnlineDir is unset;
+	// "": results/edar-online.
+	OnlineDir string
+}
+
+// SpecOf is what setting up j's run needs of it.
+func SpecOf(j bench.Job) Spec {
+	return Spec{Scheduler: j.Scheduler, Seed: j.Seed, Model: j.Model, Policy: j.Policy, Fallback: j.Fallback, OnlineDir: j.OnlineDir}
+}
+
+// Configure sets up r for the schedulers that need more than their
+// registry name (a model); for the others it does nothing. When the model
+// cannot be used and j.Fallback is set, r becomes a minRTT run named
+// "<scheduler>-minrtt-fallback" (r.Scheduler); else it returns the error.
+func Configure(r *bench.Run, j Spec) error {
 	if j.Scheduler == learned.Name {
 		return configureLearned(r, j)
 	}
 	if j.Scheduler != edar.Name && j.Scheduler != edar.NameOnline {
 		return nil
 	}
-	model, err := findModel(j.Model)
+	model, err := FindModel(j.Model)
 	if err != nil {
 		return edarFallback(r, j, j.Model, err, true)
 	}
@@ -112,7 +140,7 @@ func configureBenchScheduler(r *bench.Run, j job) error {
 // edarFallback, when j allows the fallback (-edar-fallback), makes r a
 // minRTT run recorded as "<scheduler>-minrtt-fallback"; else it returns the
 // error, and the run fails under the scheduler's own name.
-func edarFallback(r *bench.Run, j job, model string, err error, first bool) error {
+func edarFallback(r *bench.Run, j Spec, model string, err error, first bool) error {
 	if !j.Fallback {
 		return fmt.Errorf("%s: cannot use model %s: %w (give -edar-fallback to run minRTT instead, named %s-minrtt-fallback)", j.Scheduler, model, err, j.Scheduler)
 	}
@@ -186,7 +214,7 @@ func setupEdarOnline(model, defaultDir string) error {
 }
 
 // configureEdarOnline makes r an EdAR-o run.
-func configureEdarOnline(r *bench.Run, j job, model string, reward edar.RewardConfig) error {
+func configureEdarOnline(r *bench.Run, j Spec, model string, reward edar.RewardConfig) error {
 	if err := setupEdarOnline(model, j.OnlineDir); err != nil {
 		return edarFallback(r, j, model, err, true)
 	}
@@ -275,6 +303,7 @@ func endEdarFlow(l *edar.Locked) {
 	edarOnline.mu.Unlock()
 }
 
+// copyFileAtomic copies src to dst through a temporary file beside dst.
 func copyFileAtomic(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {

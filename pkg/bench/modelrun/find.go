@@ -1,4 +1,4 @@
-package cli
+package modelrun
 
 import (
 	"crypto/sha256"
@@ -12,7 +12,7 @@ import (
 	"github.com/mpqsched/mpqsched/sched/edar"
 )
 
-// findModel returns the EdAR model file for -edar-model's value given. A
+// FindModel returns the EdAR model file for -edar-model's value given. A
 // given file is used as it is (a relative name is also looked up from the
 // module root above the working directory). The default ("") is, in order:
 //   - testdata/edar.onnx of the module holding the working directory (the
@@ -22,7 +22,7 @@ import (
 //     the temporary directory under a name carrying its SHA-256.
 //
 // It never depends on the working directory alone.
-func findModel(given string) (string, error) {
+func FindModel(given string) (string, error) {
 	if given != "" {
 		return policy.Resolve(given), nil
 	}
@@ -72,19 +72,23 @@ func writeEmbeddedModel() (string, error) {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// checkModel makes sure, before any run starts, that the jobs running EdAR
-// have a usable model: without one, and without -edar-fallback, the matrix
-// is refused, so no result ever carries minRTT's numbers under EdAR's name.
-// It reports the model used on stderr unless quiet.
-func checkModel(f *runFlags, jobs []job, logf func(string)) error {
-	uses := false
-	for _, j := range jobs {
-		uses = uses || j.Scheduler == edar.Name || j.Scheduler == edar.NameOnline
+// CheckModel makes sure, before any run starts, that the runs of EdAR in
+// a matrix (runs) have a usable model: without one, and unless they allow
+// the fallback (-edar-fallback), the matrix is refused, so no result ever
+// carries minRTT's numbers under EdAR's name. It reports the model used
+// through logf.
+func CheckModel(runs []Spec, logf func(string)) error {
+	var f *Spec
+	for i, j := range runs {
+		if j.Scheduler == edar.Name || j.Scheduler == edar.NameOnline {
+			f = &runs[i]
+			break
+		}
 	}
-	if !uses {
+	if f == nil {
 		return nil
 	}
-	path, err := findModel(f.model)
+	path, err := FindModel(f.Model)
 	if err == nil {
 		_, _, err = policy.Open(path, policy.Options{})
 	}
@@ -92,7 +96,7 @@ func checkModel(f *runFlags, jobs []job, logf func(string)) error {
 	case err == nil:
 		logf("EdAR model " + path)
 		return nil
-	case f.fallback:
+	case f.Fallback:
 		logf(fmt.Sprintf("no EdAR model (%v): edar and edar-o run minRTT, recorded as <name>-minrtt-fallback (-edar-fallback)", err))
 		return nil
 	}
