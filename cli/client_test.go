@@ -58,7 +58,7 @@ func startServer(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &mpfile.Server{Dir: dir}
+	srv := &mpfile.Files{Dir: dir}
 	var lim serverLimits
 	hs := newH3Server(serverHandler(srv, nil), lim, nil)
 	done := make(chan error, 1)

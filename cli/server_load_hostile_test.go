@@ -90,7 +90,7 @@ func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n i
 		// once, so the reset is due at most the write timeout after
 		// that.
 		<-ctx.Done()
-		time.Sleep(mpfile.DefaultWriteTimeout + neverReadingMargin)
+		time.Sleep(defaultWriteTimeout + neverReadingMargin)
 		_, err = io.Copy(io.Discard, resp.Body)
 		var he *h3.Error
 		a := "read to the end"

@@ -59,8 +59,8 @@ const (
 	// TestIdleTimeoutSparesUndeliveredResponse). 25 s still ends the first
 	// idle attackers within loadMinAttack.
 	loadIdleTimeout = 25 * time.Second
-	loadMinAttack   = mpfile.DefaultWriteTimeout + 5*time.Second // the attacks last at least this long
-	loadCancelled   = 10000                                      // HTTP/3 requests opened and cancelled at once on one session (issue 21 item 7)
+	loadMinAttack   = defaultWriteTimeout + 5*time.Second // the attacks last at least this long
+	loadCancelled   = 10000                               // HTTP/3 requests opened and cancelled at once on one session (issue 21 item 7)
 )
 
 // loadChildEnv carries the child's job: "ADDR|CA|DIR".

@@ -38,7 +38,10 @@ func (l *RateLog) Event(now time.Time, kind, msg string) bool {
 	if l == nil || l.Logf == nil {
 		return false
 	}
-	iv := orDefault(l.Interval, DefaultLogInterval)
+	iv := l.Interval
+	if iv <= 0 {
+		iv = DefaultLogInterval
+	}
 	l.mu.Lock()
 	if l.kinds == nil {
 		l.kinds = map[string]*rateKind{}
