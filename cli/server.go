@@ -191,7 +191,7 @@ func sessionCoupling(name string, renoFriendly bool) string {
 // serve serves files over HTTP/3 on the multipath listener (and on the
 // baseline) until ctx ends or serving fails; reached limits go to limits;
 // logf, if not nil, logs every session and request.
-func serve(ctx context.Context, o serverOptions, cfg *session.Config, files *mpfile.Files, limits *mpfile.RateLog, tlsConf *tls.Config, logger *log.Logger, logf func(string, ...any)) error {
+func serve(ctx context.Context, o serverOptions, cfg *session.Config, files *mpfile.Files, limits *rateLog, tlsConf *tls.Config, logger *log.Logger, logf func(string, ...any)) error {
 	ua, err := net.ResolveUDPAddr("udp", o.addr)
 	if err != nil {
 		return err

@@ -138,7 +138,7 @@ func fileHandler(fs *mpfile.Files, logf func(string, ...any)) http.Handler {
 // newH3Server is the HTTP/3 server of the multipath listener: handler
 // h with the request limits of l; protocol errors of hostile peers go
 // to limits (rate-limited).
-func newH3Server(h http.Handler, l serverLimits, limits *mpfile.RateLog) *h3.Server {
+func newH3Server(h http.Handler, l serverLimits, limits *rateLog) *h3.Server {
 	idle := l.sessionIdle // -idle-timeout: HTTP/3's control streams keep a session's own idle timer from firing
 	if idle == 0 {
 		idle = -1 // off

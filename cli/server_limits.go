@@ -73,7 +73,7 @@ func (l *serverLimits) register(fs *flag.FlagSet) {
 	fs.DurationVar(&l.requestTimeout, "request-timeout", defaultRequestTimeout, "a request stream must send its HTTP/3 HEADERS within this (h3.Server.HeaderTimeout)")
 	fs.DurationVar(&l.writeTimeout, "write-timeout", defaultWriteTimeout, "reset a response stream whose writes wait this long for the client's credit (a client that stopped reading; h3.Server.WriteTimeout)")
 	fs.DurationVar(&l.idleTimeout, "http-idle-timeout", defaultHTTPIdleTimeout, "ignored: HTTP/1.1 keep-alive streams are retired (HTTP/3 opens one stream per request); kept so that old command lines still parse")
-	fs.DurationVar(&l.logInterval, "limit-log-interval", mpfile.DefaultLogInterval, "log each kind of reached request limit at most once per interval, with a count of the rest (session refusals: once per 10s)")
+	fs.DurationVar(&l.logInterval, "limit-log-interval", defaultLogInterval, "log each kind of reached request limit at most once per interval, with a count of the rest (session refusals: once per 10s)")
 	fs.BoolVar(&l.listing, "http-listing", false, "HTTP lists directories that have no index.html (default: 404)")
 	fs.IntVar(&l.maxSessions, "max-sessions", session.DefaultMaxSessions, fmt.Sprintf("concurrent sessions; more are refused (1..%d)", maxSessionsFlag))
 	fs.IntVar(&l.maxSessionsPerIP, "max-sessions-per-ip", session.DefaultMaxSessionsPerIP, fmt.Sprintf("concurrent sessions from one source IP address (1..%d)", maxSessionsFlag))
@@ -137,7 +137,7 @@ func (l *serverLimits) check() error {
 // apply sets the limits on the file handler and on the sessions' config,
 // and returns the log of reached limits: lines go to logf, rate-limited.
 // The request timeouts go to the HTTP/3 server (newH3Server).
-func (l *serverLimits) apply(files *mpfile.Files, cfg *session.Config, logf func(string, ...any)) *mpfile.RateLog {
+func (l *serverLimits) apply(files *mpfile.Files, cfg *session.Config, logf func(string, ...any)) *rateLog {
 	files.Listing = l.listing
 	cfg.MaxSessions = l.maxSessions
 	cfg.MaxSessionsPerIP = l.maxSessionsPerIP
@@ -154,7 +154,7 @@ func (l *serverLimits) apply(files *mpfile.Files, cfg *session.Config, logf func
 	if cfg.Logf == nil {
 		cfg.Logf = refusalsOnly(logf)
 	}
-	return &mpfile.RateLog{Interval: l.logInterval, Logf: logf}
+	return &rateLog{Interval: l.logInterval, Logf: logf}
 }
 
 // refusalsOnly passes on only the Listener's refusal lines (a limit of
