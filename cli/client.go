@@ -363,11 +363,11 @@ func (c *clientCmd) progress(label string) (update func(got, size int64), done f
 	if c.o.quiet {
 		return nil, func() {}
 	}
-	var p *mpfile.Progress
+	var p *downloadProgress
 	if f, ok := c.stderr.(*os.File); ok {
-		p = mpfile.NewProgress(f, label)
+		p = newDownloadProgress(f, label)
 	} else {
-		p = &mpfile.Progress{W: c.stderr, Label: label}
+		p = &downloadProgress{W: c.stderr, Label: label}
 	}
 	return p.Update, p.Done
 }
