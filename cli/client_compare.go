@@ -9,6 +9,7 @@ import (
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
+	"github.com/mpqsched/mpqsched/pkg/pathmgr"
 )
 
 // compare fetches target over HTTP on the multipath session, then over
@@ -71,7 +72,7 @@ func (c *clientCmd) singlePath(ctx context.Context, target string, num int, item
 	if err != nil {
 		return res(mpfile.Download{}, 0, err)
 	}
-	conns, err := mpfile.ListenPaths(item, remote)
+	conns, err := pathmgr.ListenPaths(item, remote)
 	if err != nil {
 		return res(mpfile.Download{}, 0, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/certs"
 	"github.com/mpqsched/mpqsched/pkg/emu"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
+	"github.com/mpqsched/mpqsched/pkg/pathmgr"
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
@@ -60,6 +63,26 @@ func startH3Loop(t *testing.T, dir string) (*net.UDPAddr, *certs.Pair) {
 	return pc.LocalAddr().(*net.UDPAddr), pair
 }
 
+// connect dials a session to remote over conns[0] within timeout; the
+// remaining sockets are joined by pathmgr.JoinPaths. The session takes the sockets
+// over but never closes them: close conns after the session has ended.
+func connect(ctx context.Context, conns []net.PacketConn, remote net.Addr, tlsConf *tls.Config, cfg *session.Config, timeout time.Duration) (*session.Session, error) {
+	if len(conns) == 0 {
+		return nil, errors.New("no path")
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	s, err := session.Dial(dctx, conns[0], remote, tlsConf, cfg)
+	timedOut := dctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	if err != nil {
+		if timedOut {
+			err = fmt.Errorf("no answer from %v within %v: %w", remote, timeout, err)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
 // dialLoop connects a session of n paths to ua.
 func dialLoop(t *testing.T, ua *net.UDPAddr, n int, tlsConf *tls.Config) (*session.Session, error) {
 	t.Helper()
@@ -70,11 +93,11 @@ func dialLoop(t *testing.T, ua *net.UDPAddr, n int, tlsConf *tls.Config) (*sessi
 		pcs = append(pcs, c)
 	}
 	ctx := context.Background()
-	s, err := mpfile.Connect(ctx, pcs, ua, tlsConf, nil, 5*time.Second)
+	s, err := connect(ctx, pcs, ua, tlsConf, nil, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	if got := mpfile.JoinPaths(ctx, s, pcs[1:], ua, nil, 5*time.Second, t.Logf); got != n-1 {
+	if got := pathmgr.JoinPaths(ctx, s, pcs[1:], ua, nil, 5*time.Second, t.Logf); got != n-1 {
 		t.Errorf("%d of %d extra paths joined", got, n-1)
 	}
 	return s, nil
@@ -164,12 +187,12 @@ func TestPathDownInProcess(t *testing.T) {
 		defer serveH3(ln, dir)()
 		ctx := context.Background()
 		remote := net.UDPAddrFromAddrPort(topo.ServerAddr)
-		s, err := mpfile.Connect(ctx, []net.PacketConn{topo.Clients[0]}, remote, pair.Client, nil, 5*time.Second)
+		s, err := connect(ctx, []net.PacketConn{topo.Clients[0]}, remote, pair.Client, nil, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.CloseWithError(0, "")
-		if n := mpfile.JoinPaths(ctx, s, []net.PacketConn{topo.Clients[1]}, remote, nil, 5*time.Second, t.Logf); n != 1 {
+		if n := pathmgr.JoinPaths(ctx, s, []net.PacketConn{topo.Clients[1]}, remote, nil, 5*time.Second, t.Logf); n != 1 {
 			t.Fatalf("%d paths joined", n)
 		}
 		var got bytes.Buffer

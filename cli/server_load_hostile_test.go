@@ -14,7 +14,6 @@ import (
 
 	"github.com/mpqsched/mpqsched/cmd/mpq-attack/attack"
 	"github.com/mpqsched/mpqsched/pkg/h3"
-	"github.com/mpqsched/mpqsched/pkg/mpfile"
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
@@ -28,7 +27,7 @@ func dialOne(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config) (*sessio
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := mpfile.Connect(ctx, []net.PacketConn{pc}, ua, tlsConf, nil, 30*time.Second)
+	s, err := connect(ctx, []net.PacketConn{pc}, ua, tlsConf, nil, 30*time.Second)
 	if err != nil {
 		pc.Close()
 		return nil, nil, err
