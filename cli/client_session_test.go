@@ -146,20 +146,20 @@ func TestSinglePath(t *testing.T) {
 	pair, _ := certs.SelfSigned("localhost")
 	spc := loopUDP(t)
 	defer spc.Close()
-	sp, err := mpfile.ServeSinglePath(spc, pair.Server, fileHandler(&mpfile.Files{Dir: dir}, nil))
+	sp, err := serveSinglePath(spc, pair.Server, fileHandler(&mpfile.Files{Dir: dir}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sp.Close()
 	pc := loopUDP(t)
 	defer pc.Close()
-	sc, err := mpfile.DialSinglePath(context.Background(), pc, sp.Addr(), pair.Client, 5*time.Second)
+	sc, err := dialSinglePath(context.Background(), pc, sp.Addr(), pair.Client, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sc.Close()
 	h := sha256.New()
-	d, err := mpfile.HTTPGet(context.Background(), sc.HTTP, mpfile.SinglePathScheme+"://single/f", h, nil)
+	d, err := mpfile.HTTPGet(context.Background(), sc.HTTP, singlePathScheme+"://single/f", h, nil)
 	if err != nil || !d.SHA256OK || [32]byte(h.Sum(nil)) != sha256.Sum256(want) {
 		t.Fatalf("%v %+v", err, d)
 	}

@@ -67,7 +67,7 @@ func startServer(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := mpfile.ServeSinglePath(hpc, pair.Server, fileHandler(srv, nil))
+	sp, err := serveSinglePath(hpc, pair.Server, fileHandler(srv, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

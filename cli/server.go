@@ -217,13 +217,13 @@ func serve(ctx context.Context, o serverOptions, cfg *session.Config, files *mpf
 			return err
 		}
 		defer hpc.Close()
-		sp, err := mpfile.ServeSinglePath(hpc, tlsConf, fileHandler(files, logf))
+		sp, err := serveSinglePath(hpc, tlsConf, fileHandler(files, logf))
 		if err != nil {
 			ln.Close()
 			return err
 		}
 		defer sp.Close()
-		logger.Printf("single-path baseline (%s, ALPN %s) on %v", mpfile.SinglePathProto, mpfile.SinglePathALPN, sp.Addr())
+		logger.Printf("single-path baseline (%s, ALPN %s) on %v", singlePathProto, singlePathALPN, sp.Addr())
 	}
 	logger.Printf("serving %s on %v (multipath QUIC, scheduler %s, coupling %s, reno-friendly %v; HTTP/3 on the session, and plain HTTP/3 (ALPN h3) on the same port, advertising multipath by Alt-Svc)", o.dir, ln.Addr(), o.scheduler, o.coupling, o.renoFriendly)
 	hl := &h3sessionListener{ln: ln, logf: logf}
