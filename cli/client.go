@@ -23,6 +23,7 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/certs"
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
+	"github.com/mpqsched/mpqsched/pkg/pathmgr"
 	"github.com/mpqsched/mpqsched/pkg/session"
 	"github.com/mpqsched/mpqsched/sched"
 )
@@ -222,7 +223,7 @@ func clientRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if strings.TrimSpace(it) == "" || isAuto(o.paths) {
 			continue
 		}
-		if _, err := mpfile.ResolvePath(it); err != nil {
+		if _, err := pathmgr.ResolvePath(it); err != nil {
 			return bad(fmt.Errorf("-paths: %w", err))
 		}
 	}
@@ -363,11 +364,11 @@ func (c *clientCmd) progress(label string) (update func(got, size int64), done f
 	if c.o.quiet {
 		return nil, func() {}
 	}
-	var p *mpfile.Progress
+	var p *downloadProgress
 	if f, ok := c.stderr.(*os.File); ok {
-		p = mpfile.NewProgress(f, label)
+		p = newDownloadProgress(f, label)
 	} else {
-		p = &mpfile.Progress{W: c.stderr, Label: label}
+		p = &downloadProgress{W: c.stderr, Label: label}
 	}
 	return p.Update, p.Done
 }
@@ -386,7 +387,7 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 	}
 	var conns []*net.UDPConn // -paths auto: the path manager opens the sockets
 	if !isAuto(c.o.paths) {
-		if conns, err = mpfile.ListenPaths(c.o.paths, remote); err != nil {
+		if conns, err = pathmgr.ListenPaths(c.o.paths, remote); err != nil {
 			return fail(err)
 		}
 	}
@@ -415,7 +416,7 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 		}
 	} else {
 		var plain *quic.Conn
-		s, plain, err = mpfile.ConnectAny(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
+		s, plain, err = connectAny(ctx, pcs, remote, c.tls, cfg, c.o.connectTimeout)
 		if plain != nil {
 			return c.plainDownload(ctx, plain, pcs, w, finish, start) // client_plain.go
 		}
@@ -438,7 +439,7 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 		extraBackup = c.backup[1:]
 	}
 	go func() {
-		joined <- mpfile.JoinPaths(joinCtx, s, pcs[min(1, len(pcs)):], remote, extraBackup, c.o.connectTimeout, c.logf)
+		joined <- pathmgr.JoinPaths(joinCtx, s, pcs[min(1, len(pcs)):], remote, extraBackup, c.o.connectTimeout, c.logf)
 	}()
 	defer func() { stopJoin(); <-joined }()
 	stopOnCancel := context.AfterFunc(ctx, func() { s.CloseWithError(0, "cancelled: "+context.Cause(ctx).Error()) })

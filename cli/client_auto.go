@@ -14,7 +14,6 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
-	"github.com/mpqsched/mpqsched/pkg/mpfile"
 	"github.com/mpqsched/mpqsched/pkg/pathmgr"
 	"github.com/mpqsched/mpqsched/pkg/session"
 	"github.com/mpqsched/mpqsched/sched"
@@ -162,7 +161,7 @@ func (c *clientCmd) dialAuto(ctx context.Context, remote *net.UDPAddr, cfg *sess
 			continue
 		}
 		var plain *quic.Conn
-		s, plain, err = mpfile.ConnectAny(ctx, []net.PacketConn{pc}, remote, c.tls, cfg, c.o.connectTimeout)
+		s, plain, err = connectAny(ctx, []net.PacketConn{pc}, remote, c.tls, cfg, c.o.connectTimeout)
 		if plain != nil {
 			plain.CloseWithError(0, "")
 			stop()

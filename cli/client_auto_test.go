@@ -126,7 +126,7 @@ func TestAutoDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := newH3Server(fileHandler(&mpfile.Server{Dir: dir}, nil), serverLimits{}, nil)
+	hs := newH3Server(fileHandler(&mpfile.Files{Dir: dir}, nil), serverLimits{}, nil)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(&h3sessionListener{ln: ln}) }()
 	defer func() { hs.Close(); <-done; pc.Close() }()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
+	"github.com/mpqsched/mpqsched/pkg/pathmgr"
 )
 
 // compare fetches target over HTTP on the multipath session, then over
@@ -71,7 +72,7 @@ func (c *clientCmd) singlePath(ctx context.Context, target string, num int, item
 	if err != nil {
 		return res(mpfile.Download{}, 0, err)
 	}
-	conns, err := mpfile.ListenPaths(item, remote)
+	conns, err := pathmgr.ListenPaths(item, remote)
 	if err != nil {
 		return res(mpfile.Download{}, 0, err)
 	}
@@ -82,14 +83,14 @@ func (c *clientCmd) singlePath(ctx context.Context, target string, num int, item
 		return res(mpfile.Download{}, 0, err)
 	}
 	start := time.Now()
-	sc, err := mpfile.DialSinglePath(ctx, pc, remote, c.tls, c.o.connectTimeout)
+	sc, err := dialSinglePath(ctx, pc, remote, c.tls, c.o.connectTimeout)
 	if err != nil {
 		finish(false)
 		return res(mpfile.Download{}, 0, err)
 	}
 	defer sc.Close()
 	update, done := c.progress(fmt.Sprintf("single path %d %s", num, target))
-	d, err := mpfile.HTTPGet(ctx, sc.HTTP, mpfile.SinglePathScheme+"://single"+ensureSlash(target), w, update)
+	d, err := mpfile.HTTPGet(ctx, sc.HTTP, singlePathScheme+"://single"+ensureSlash(target), w, update)
 	done()
 	fct := time.Since(start)
 	unverified := false

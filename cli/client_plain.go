@@ -20,7 +20,7 @@ import (
 
 // plainDownload fetches c.tgt over plain HTTP/3 on plain, the connection
 // that get's first handshake made when the server chose "h3" instead of a
-// session (mpfile.ConnectAny): the fallback, single path, no extra round
+// session (connectAny): the fallback, single path, no extra round
 // trip. pcs are the sockets of -paths: the connection runs on the first and
 // migrates to the next when its path fails (session.Migrate).
 func (c *clientCmd) plainDownload(ctx context.Context, plain *quic.Conn, pcs []net.PacketConn, w io.Writer, finish func(ok bool), start time.Time) metrics.Result {

@@ -58,7 +58,7 @@ func startServer(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &mpfile.Server{Dir: dir}
+	srv := &mpfile.Files{Dir: dir}
 	var lim serverLimits
 	hs := newH3Server(serverHandler(srv, nil), lim, nil)
 	done := make(chan error, 1)
@@ -67,7 +67,7 @@ func startServer(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := mpfile.ServeSinglePath(hpc, pair.Server, fileHandler(srv, nil))
+	sp, err := serveSinglePath(hpc, pair.Server, fileHandler(srv, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

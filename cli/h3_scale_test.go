@@ -20,6 +20,7 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/certs"
 	"github.com/mpqsched/mpqsched/pkg/h3"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
+	"github.com/mpqsched/mpqsched/pkg/pathmgr"
 )
 
 // scaleEnv gates TestH3Scale (a minute or two of load); scaleChildEnv
@@ -175,12 +176,12 @@ func scaleDial(ctx context.Context, ua *net.UDPAddr, job []string) (*http.Client
 		}
 		pcs = append(pcs, c)
 	}
-	s, err := mpfile.Connect(ctx, pcs, ua, tlsConf, nil, 30*time.Second)
+	s, err := connect(ctx, pcs, ua, tlsConf, nil, 30*time.Second)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	if n := mpfile.JoinPaths(ctx, s, pcs[1:], ua, nil, 30*time.Second, nil); n != 1 {
+	if n := pathmgr.JoinPaths(ctx, s, pcs[1:], ua, nil, 30*time.Second, nil); n != 1 {
 		s.CloseWithError(0, "")
 		closeAll()
 		return nil, nil, errors.New("the second path did not join")

@@ -37,8 +37,8 @@ same handler and limits, its responses advertising multipath by Alt-Svc;
 -v logs each connection and every handshake refused for want of a common
 ALPN. With -h3-addr, also over plain single-path HTTP/3 with quic-go's own
 http3 (the baseline of mpquic-client compare, kept to measure that
-implementation rather than this one). The FILE protocol and HTTP/1.1 on the session's streams are
-retired (pkg/mpfile keeps the FILE protocol as a library). The server's
+implementation rather than this one). The FILE protocol and HTTP/1.1 on
+the session's streams are retired. The server's
 scheduler decides the paths of every download, and its -coupling (and
 -reno-friendly) the congestion response of every path that carries one
 (docs/coupling.md). -dev-cert DIR makes a self-signed certificate for
@@ -163,16 +163,13 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if o.verbose {
 		cfg.Logf = logger.Printf
 	}
-	srv := &mpfile.Server{Dir: o.dir}
-	if o.verbose {
-		srv.Logf = logger.Printf
-	}
-	o.limits.apply(srv, cfg, logger.Printf)
+	files := &mpfile.Files{Dir: o.dir}
+	limits := o.limits.apply(files, cfg, logger.Printf)
 	var logf func(string, ...any)
 	if o.verbose {
 		logf = logger.Printf
 	}
-	if err := serve(ctx, o, cfg, srv, tlsConf, logger, logf); err != nil {
+	if err := serve(ctx, o, cfg, files, limits, tlsConf, logger, logf); err != nil {
 		logger.Print(err)
 		return exitFail
 	}
@@ -191,10 +188,10 @@ func sessionCoupling(name string, renoFriendly bool) string {
 	return name
 }
 
-// serve runs srv's handler over HTTP/3 on the multipath listener (and on
-// the baseline) until ctx ends or serving fails; logf, if not nil, logs
-// every session and request.
-func serve(ctx context.Context, o serverOptions, cfg *session.Config, srv *mpfile.Server, tlsConf *tls.Config, logger *log.Logger, logf func(string, ...any)) error {
+// serve serves files over HTTP/3 on the multipath listener (and on the
+// baseline) until ctx ends or serving fails; reached limits go to limits;
+// logf, if not nil, logs every session and request.
+func serve(ctx context.Context, o serverOptions, cfg *session.Config, files *mpfile.Files, limits *rateLog, tlsConf *tls.Config, logger *log.Logger, logf func(string, ...any)) error {
 	ua, err := net.ResolveUDPAddr("udp", o.addr)
 	if err != nil {
 		return err
@@ -220,17 +217,17 @@ func serve(ctx context.Context, o serverOptions, cfg *session.Config, srv *mpfil
 			return err
 		}
 		defer hpc.Close()
-		sp, err := mpfile.ServeSinglePath(hpc, tlsConf, fileHandler(srv, logf))
+		sp, err := serveSinglePath(hpc, tlsConf, fileHandler(files, logf))
 		if err != nil {
 			ln.Close()
 			return err
 		}
 		defer sp.Close()
-		logger.Printf("single-path baseline (%s, ALPN %s) on %v", mpfile.SinglePathProto, mpfile.SinglePathALPN, sp.Addr())
+		logger.Printf("single-path baseline (%s, ALPN %s) on %v", singlePathProto, singlePathALPN, sp.Addr())
 	}
 	logger.Printf("serving %s on %v (multipath QUIC, scheduler %s, coupling %s, reno-friendly %v; HTTP/3 on the session, and plain HTTP/3 (ALPN h3) on the same port, advertising multipath by Alt-Svc)", o.dir, ln.Addr(), o.scheduler, o.coupling, o.renoFriendly)
 	hl := &h3sessionListener{ln: ln, logf: logf}
-	hs := newH3Server(serverHandler(srv, logf), o.limits, srv.Limits)
+	hs := newH3Server(serverHandler(files, logf), o.limits, limits)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(hl) }()
 	select {

@@ -107,23 +107,22 @@ func listenOnePort(pc net.PacketConn, tlsConf *tls.Config, cfg *session.Config) 
 
 // serverHandler is fileHandler with the multipath advertisement (Alt-Svc)
 // on the responses to plain HTTP/3 clients.
-func serverHandler(fs *mpfile.Server, logf func(string, ...any)) http.Handler {
+func serverHandler(fs *mpfile.Files, logf func(string, ...any)) http.Handler {
 	return h3.AdvertiseMultipath(fileHandler(fs, logf))
 }
 
 // fileHandler is mpquic-server's HTTP/3 handler: GET and HEAD of the files
 // of fs.Dir with Range, conditional requests and the Repr-Digest header on
-// every 200 (mpfile.Server.Handler), plus mpfile.StatsPath answered with
+// every 200 (mpfile.Files), plus mpfile.StatsPath answered with
 // the sender counters of the session the request came on. logf, if not
 // nil, logs every request.
-func fileHandler(fs *mpfile.Server, logf func(string, ...any)) http.Handler {
-	files := fs.Handler()
+func fileHandler(fs *mpfile.Files, logf func(string, ...any)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if logf != nil {
 			logf("%v: %s %s", r.RemoteAddr, r.Method, r.URL.Path)
 		}
 		if r.URL.Path != mpfile.StatsPath {
-			files.ServeHTTP(w, r)
+			fs.ServeHTTP(w, r)
 			return
 		}
 		s, _ := r.Context().Value(sessionCtxKey{}).(*session.Session)
@@ -139,7 +138,7 @@ func fileHandler(fs *mpfile.Server, logf func(string, ...any)) http.Handler {
 // newH3Server is the HTTP/3 server of the multipath listener: handler
 // h with the request limits of l; protocol errors of hostile peers go
 // to limits (rate-limited).
-func newH3Server(h http.Handler, l serverLimits, limits *mpfile.RateLog) *h3.Server {
+func newH3Server(h http.Handler, l serverLimits, limits *rateLog) *h3.Server {
 	idle := l.sessionIdle // -idle-timeout: HTTP/3's control streams keep a session's own idle timer from firing
 	if idle == 0 {
 		idle = -1 // off

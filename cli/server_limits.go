@@ -18,11 +18,11 @@ import (
 // may be logged. Every limit of the server is set up here; SECURITY.md
 // lists them with their defaults.
 type serverLimits struct {
-	requestTimeout time.Duration // mpfile.Server.RequestTimeout
-	writeTimeout   time.Duration // mpfile.Server.WriteTimeout
-	idleTimeout    time.Duration // mpfile.Server.IdleTimeout (HTTP keep-alive)
+	requestTimeout time.Duration // h3.Server.HeaderTimeout
+	writeTimeout   time.Duration // h3.Server.WriteTimeout
+	idleTimeout    time.Duration // -http-idle-timeout: parsed and checked, but ignored (HTTP/1.1 keep-alive is retired)
 	logInterval    time.Duration // at most one log line per kind of limit event per interval
-	listing        bool          // mpfile.Server.Listing
+	listing        bool          // mpfile.Files.Listing
 
 	maxSessions      int           // session.Config.MaxSessions
 	maxSessionsPerIP int           // session.Config.MaxSessionsPerIP
@@ -34,6 +34,21 @@ type serverLimits struct {
 	validation       string        // session.Config.AddressValidation: auto, always or never
 	retryAbove       int           // session.Config.RetryAbove, new connections per second
 }
+
+// Defaults of the request limits' flags.
+const (
+	// defaultRequestTimeout is -request-timeout's: a request stream must
+	// send its HTTP/3 HEADERS within it.
+	defaultRequestTimeout = 10 * time.Second
+	// defaultWriteTimeout is -write-timeout's: the longest a response may
+	// wait for the client's credit (a client that stopped reading) before
+	// its stream is reset; renewed by every write that completes, so a slow
+	// download that keeps moving is never cut.
+	defaultWriteTimeout = 30 * time.Second
+	// defaultHTTPIdleTimeout is -http-idle-timeout's, a flag kept so that
+	// old command lines still parse.
+	defaultHTTPIdleTimeout = 30 * time.Second
+)
 
 // Ranges of the session limits' flags.
 const (
@@ -55,10 +70,10 @@ var validations = map[string]session.AddressValidation{
 
 // register adds the limits' flags to fs.
 func (l *serverLimits) register(fs *flag.FlagSet) {
-	fs.DurationVar(&l.requestTimeout, "request-timeout", mpfile.DefaultRequestTimeout, "a request stream must send its HTTP/3 HEADERS within this (h3.Server.HeaderTimeout)")
-	fs.DurationVar(&l.writeTimeout, "write-timeout", mpfile.DefaultWriteTimeout, "reset a response stream whose writes wait this long for the client's credit (a client that stopped reading; h3.Server.WriteTimeout)")
-	fs.DurationVar(&l.idleTimeout, "http-idle-timeout", mpfile.DefaultIdleTimeout, "ignored: HTTP/1.1 keep-alive streams are retired (HTTP/3 opens one stream per request); kept so that old command lines still parse")
-	fs.DurationVar(&l.logInterval, "limit-log-interval", mpfile.DefaultLogInterval, "log each kind of reached request limit at most once per interval, with a count of the rest (session refusals: once per 10s)")
+	fs.DurationVar(&l.requestTimeout, "request-timeout", defaultRequestTimeout, "a request stream must send its HTTP/3 HEADERS within this (h3.Server.HeaderTimeout)")
+	fs.DurationVar(&l.writeTimeout, "write-timeout", defaultWriteTimeout, "reset a response stream whose writes wait this long for the client's credit (a client that stopped reading; h3.Server.WriteTimeout)")
+	fs.DurationVar(&l.idleTimeout, "http-idle-timeout", defaultHTTPIdleTimeout, "ignored: HTTP/1.1 keep-alive streams are retired (HTTP/3 opens one stream per request); kept so that old command lines still parse")
+	fs.DurationVar(&l.logInterval, "limit-log-interval", defaultLogInterval, "log each kind of reached request limit at most once per interval, with a count of the rest (session refusals: once per 10s)")
 	fs.BoolVar(&l.listing, "http-listing", false, "HTTP lists directories that have no index.html (default: 404)")
 	fs.IntVar(&l.maxSessions, "max-sessions", session.DefaultMaxSessions, fmt.Sprintf("concurrent sessions; more are refused (1..%d)", maxSessionsFlag))
 	fs.IntVar(&l.maxSessionsPerIP, "max-sessions-per-ip", session.DefaultMaxSessionsPerIP, fmt.Sprintf("concurrent sessions from one source IP address (1..%d)", maxSessionsFlag))
@@ -119,14 +134,11 @@ func (l *serverLimits) check() error {
 	return nil
 }
 
-// apply sets the limits on the file server and on the sessions' config;
-// reached limits are logged through logf, rate-limited.
-func (l *serverLimits) apply(srv *mpfile.Server, cfg *session.Config, logf func(string, ...any)) {
-	srv.RequestTimeout = l.requestTimeout
-	srv.WriteTimeout = l.writeTimeout
-	srv.IdleTimeout = l.idleTimeout
-	srv.Listing = l.listing
-	srv.Limits = &mpfile.RateLog{Interval: l.logInterval, Logf: logf}
+// apply sets the limits on the file handler and on the sessions' config,
+// and returns the log of reached limits: lines go to logf, rate-limited.
+// The request timeouts go to the HTTP/3 server (newH3Server).
+func (l *serverLimits) apply(files *mpfile.Files, cfg *session.Config, logf func(string, ...any)) *rateLog {
+	files.Listing = l.listing
 	cfg.MaxSessions = l.maxSessions
 	cfg.MaxSessionsPerIP = l.maxSessionsPerIP
 	cfg.MaxHandshakes = l.maxHandshakes
@@ -142,6 +154,7 @@ func (l *serverLimits) apply(srv *mpfile.Server, cfg *session.Config, logf func(
 	if cfg.Logf == nil {
 		cfg.Logf = refusalsOnly(logf)
 	}
+	return &rateLog{Interval: l.logInterval, Logf: logf}
 }
 
 // refusalsOnly passes on only the Listener's refusal lines (a limit of

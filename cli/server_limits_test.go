@@ -13,7 +13,7 @@ import (
 )
 
 // parseLimits parses args with the limits' flags and applies them.
-func parseLimits(t *testing.T, args ...string) (session.Config, *mpfile.Server, error) {
+func parseLimits(t *testing.T, args ...string) (session.Config, serverLimits, error) {
 	t.Helper()
 	var l serverLimits
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
@@ -23,17 +23,16 @@ func parseLimits(t *testing.T, args ...string) (session.Config, *mpfile.Server, 
 		t.Fatalf("%q: %v", args, err)
 	}
 	var cfg session.Config
-	srv := new(mpfile.Server)
 	if err := l.check(); err != nil {
-		return cfg, srv, err
+		return cfg, l, err
 	}
-	l.apply(srv, &cfg, func(string, ...any) {})
-	return cfg, srv, nil
+	l.apply(new(mpfile.Files), &cfg, func(string, ...any) {})
+	return cfg, l, nil
 }
 
 // Without flags, the session limits are pkg/session's defaults.
 func TestServerLimitDefaults(t *testing.T) {
-	cfg, srv, err := parseLimits(t)
+	cfg, l, err := parseLimits(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +47,8 @@ func TestServerLimitDefaults(t *testing.T) {
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
-	if srv.WriteTimeout != mpfile.DefaultWriteTimeout || srv.RequestTimeout != mpfile.DefaultRequestTimeout {
-		t.Errorf("file server limits %v %v", srv.WriteTimeout, srv.RequestTimeout)
+	if hs := newH3Server(nil, l, nil); hs.WriteTimeout != defaultWriteTimeout || hs.HeaderTimeout != defaultRequestTimeout {
+		t.Errorf("HTTP/3 server limits %v %v", hs.WriteTimeout, hs.HeaderTimeout)
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mpqsched/mpqsched/cmd/mpq-attack/attack"
 	"github.com/mpqsched/mpqsched/pkg/h3"
-	"github.com/mpqsched/mpqsched/pkg/mpfile"
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
@@ -28,7 +27,7 @@ func dialOne(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config) (*sessio
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := mpfile.Connect(ctx, []net.PacketConn{pc}, ua, tlsConf, nil, 30*time.Second)
+	s, err := connect(ctx, []net.PacketConn{pc}, ua, tlsConf, nil, 30*time.Second)
 	if err != nil {
 		pc.Close()
 		return nil, nil, err
@@ -90,7 +89,7 @@ func neverReading(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, n i
 		// once, so the reset is due at most the write timeout after
 		// that.
 		<-ctx.Done()
-		time.Sleep(mpfile.DefaultWriteTimeout + neverReadingMargin)
+		time.Sleep(defaultWriteTimeout + neverReadingMargin)
 		_, err = io.Copy(io.Discard, resp.Body)
 		var he *h3.Error
 		a := "read to the end"

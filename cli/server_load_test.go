@@ -23,7 +23,7 @@ import (
 
 	"github.com/mpqsched/mpqsched/cmd/mpq-attack/attack"
 	"github.com/mpqsched/mpqsched/pkg/certs"
-	"github.com/mpqsched/mpqsched/pkg/mpfile"
+	"github.com/mpqsched/mpqsched/pkg/pathmgr"
 )
 
 // The load test of issue 10, on loopback: legitimate 2-path downloads and
@@ -59,8 +59,8 @@ const (
 	// TestIdleTimeoutSparesUndeliveredResponse). 25 s still ends the first
 	// idle attackers within loadMinAttack.
 	loadIdleTimeout = 25 * time.Second
-	loadMinAttack   = mpfile.DefaultWriteTimeout + 5*time.Second // the attacks last at least this long
-	loadCancelled   = 10000                                      // HTTP/3 requests opened and cancelled at once on one session (issue 21 item 7)
+	loadMinAttack   = defaultWriteTimeout + 5*time.Second // the attacks last at least this long
+	loadCancelled   = 10000                               // HTTP/3 requests opened and cancelled at once on one session (issue 21 item 7)
 )
 
 // loadChildEnv carries the child's job: "ADDR|CA|DIR".
@@ -441,9 +441,9 @@ func loadDownload(ctx context.Context, ua *net.UDPAddr, tlsConf *tls.Config, wan
 		pcs = append(pcs, c)
 	}
 	sem <- struct{}{}
-	s, err := mpfile.Connect(ctx, pcs, ua, tlsConf, nil, 30*time.Second)
+	s, err := connect(ctx, pcs, ua, tlsConf, nil, 30*time.Second)
 	if err == nil {
-		if n := mpfile.JoinPaths(ctx, s, pcs[1:], ua, nil, 30*time.Second, nil); n != 1 {
+		if n := pathmgr.JoinPaths(ctx, s, pcs[1:], ua, nil, 30*time.Second, nil); n != 1 {
 			err = errors.New("the second path did not join")
 		}
 	}

@@ -40,6 +40,7 @@ import (
 
 	"github.com/mpqsched/mpqsched/cmd/mpq-attack/attack"
 	"github.com/mpqsched/mpqsched/pkg/certs"
+	"github.com/mpqsched/mpqsched/pkg/h3"
 	"github.com/mpqsched/mpqsched/pkg/mpfile"
 	"github.com/mpqsched/mpqsched/pkg/session"
 )
@@ -187,7 +188,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// serveInproc serves dir on 127.0.0.1:0 in this process with a fresh
+// serveInproc serves dir over HTTP/3 on multipath sessions, as
+// mpquic-server does, on 127.0.0.1:0 in this process with a fresh
 // self-signed certificate (session defaults), and points o at it.
 func serveInproc(dir string, o *attack.Options) (func(), error) {
 	pair, err := certs.SelfSigned("localhost")
@@ -203,9 +205,10 @@ func serveInproc(dir string, o *attack.Options) (func(), error) {
 		pc.Close()
 		return nil, err
 	}
-	srv := &mpfile.Server{Dir: dir}
-	go srv.Serve(ln)
+	hs := &h3.Server{Handler: &mpfile.Files{Dir: dir}}
+	done := make(chan struct{})
+	go func() { defer close(done); hs.Serve(h3.SessionListener(ln)) }()
 	o.Addr = pc.LocalAddr().(*net.UDPAddr)
 	o.TLS = pair.Client
-	return func() { srv.Close(); pc.Close() }, nil
+	return func() { hs.Close(); <-done; pc.Close() }, nil
 }

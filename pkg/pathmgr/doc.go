@@ -27,4 +27,8 @@
 //	s, _ := session.Dial(ctx, pc, server, tlsConf, cfg)
 //	_ = m.Attach(s, first, s.Paths()[0])  // from now on joins and removes paths of s
 //	defer m.Close()
+//
+// Without a Manager, a fixed list of paths (mpquic-client's -paths):
+// ListenPaths binds a socket per address or interface (ResolvePath), the
+// caller dials the session on the first, and JoinPaths joins the others.
 package pathmgr

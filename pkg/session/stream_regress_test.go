@@ -106,8 +106,8 @@ func TestRegressionCloseDuringBlockedWrite(t *testing.T) {
 
 // Item 3: "Streams are never freed": locally opened streams stayed in the
 // session, and a peer stream ended with Close then CloseRead without reading
-// to EOF (mpfile.Conn.Close) was never removed, so the server died after 256
-// requests with ErrStreamLimit.
+// to EOF (as pkg/mpfile's retired HTTP/1.1 streams closed) was never
+// removed, so the server died after 256 requests with ErrStreamLimit.
 func TestRegressionStreamsFreed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tb := newTestbed(t, 1, nil)

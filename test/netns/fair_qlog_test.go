@@ -14,7 +14,7 @@ import (
 // controller (NewReno) on each path connection of the server. The session
 // server writes one file per path connection (-qlog DIR); plain quic-go's
 // server writes one per connection when QLOGDIR is set
-// (qlog.DefaultConnectionTracer in pkg/mpfile's single-path server).
+// (qlog.DefaultConnectionTracer in cli's single-path baseline, cli/baseline.go).
 
 // qlogConn is one connection's congestion-control events.
 type qlogConn struct {

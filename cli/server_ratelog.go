@@ -1,4 +1,4 @@
-package mpfile
+package cli
 
 import (
 	"fmt"
@@ -6,19 +6,20 @@ import (
 	"time"
 )
 
-// DefaultLogInterval is RateLog's interval when its Interval is zero.
-const DefaultLogInterval = 10 * time.Second
+// defaultLogInterval is rateLog's interval when its Interval is zero, and
+// -limit-log-interval's default.
+const defaultLogInterval = 10 * time.Second
 
-// RateLog logs events of a server limit (a timeout hit, a session refused)
+// rateLog logs events of a server limit (a timeout hit, a session refused)
 // at most once per Interval for each kind, so that a flood of hostile
 // requests cannot flood the log. The first event of a kind is logged at
 // once; later events within Interval of the last line are counted, and the
 // next line logged for the kind says how many were left out. Suppressed
 // events after the last line are only reported with the next event of the
-// kind. A nil *RateLog or one with a nil Logf drops everything. Safe for
+// kind. A nil *rateLog or one with a nil Logf drops everything. Safe for
 // concurrent use.
-type RateLog struct {
-	Interval time.Duration                    // shortest time between two lines of one kind; 0: DefaultLogInterval
+type rateLog struct {
+	Interval time.Duration                    // shortest time between two lines of one kind; 0: defaultLogInterval
 	Logf     func(format string, args ...any) // where the lines go
 
 	mu    sync.Mutex
@@ -34,11 +35,14 @@ type rateKind struct {
 // Event records one event of kind at now and logs "kind: msg" unless a
 // line of this kind was logged less than Interval before now. It reports
 // whether a line was logged.
-func (l *RateLog) Event(now time.Time, kind, msg string) bool {
+func (l *rateLog) Event(now time.Time, kind, msg string) bool {
 	if l == nil || l.Logf == nil {
 		return false
 	}
-	iv := orDefault(l.Interval, DefaultLogInterval)
+	iv := l.Interval
+	if iv <= 0 {
+		iv = defaultLogInterval
+	}
 	l.mu.Lock()
 	if l.kinds == nil {
 		l.kinds = map[string]*rateKind{}

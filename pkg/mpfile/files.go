@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"html"
 	"net/http"
@@ -15,34 +14,32 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/mpqsched/mpqsched/pkg/session"
 )
 
 // indexPage is the file a directory's URL serves, if present.
 const indexPage = "index.html"
 
-// Handler is the HTTP side: GET and HEAD of the files of Dir, with the
-// FILE protocol's path rule (checkPath: no hidden files, no "..", nothing
-// outside Dir, symbolic links included), and StatsPath. A directory URL
-// without its final slash is redirected to the URL with it; a directory
-// serves its index.html, else its listing if Listing is set, else 404.
-// Every 200 response carries Repr-Digest (SHA-256 of the full
-// representation: the file, the index page, or the listing's bytes), so the
-// client can verify whatever it is sent.
-func (sv *Server) Handler() http.Handler { return http.HandlerFunc(sv.serveHTTP) }
+// DigestHeader carries a file's SHA-256 in HTTP responses (RFC 9530).
+const DigestHeader = "Repr-Digest"
 
-func (sv *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == StatsPath {
-		s, _ := r.Context().Value(sessionKey{}).(*session.Session)
-		if s == nil {
-			http.Error(w, errNoSession.Error(), http.StatusNotFound)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(StatsOf(s.Stats()))
-		return
-	}
+// Files is an http.Handler of the files of Dir: GET and HEAD (others: 405),
+// with checkPath's path rule (no hidden files, no "..", nothing outside
+// Dir, symbolic links included). A directory URL without its final slash is
+// redirected to the URL with it; a directory serves its index.html, else
+// its listing if Listing is set, else 404. Every 200 response carries
+// Repr-Digest (SHA-256 of the full representation: the file, the index
+// page, or the listing's bytes), so the client can verify whatever it is
+// sent; files' sums are computed once per size and modification time. The
+// zero value with Dir set is ready to use; it is safe for concurrent use.
+type Files struct {
+	Dir     string // directory served; URL paths are slash paths inside it
+	Listing bool   // serve a listing for a directory without index.html (default: 404)
+
+	hc hashCache
+}
+
+// ServeHTTP serves r from Dir.
+func (sv *Files) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -105,7 +102,7 @@ func (sv *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveRegular serves the open regular file f (rel inside Dir) with its
 // digest.
-func (sv *Server) serveRegular(w http.ResponseWriter, r *http.Request, f *os.File, fi os.FileInfo, rel string) {
+func (sv *Files) serveRegular(w http.ResponseWriter, r *http.Request, f *os.File, fi os.FileInfo, rel string) {
 	sum, err := sv.hc.sum(filepath.Join(sv.Dir, filepath.FromSlash(rel)), fi, f)
 	if err != nil {
 		http.Error(w, "cannot read the file", http.StatusInternalServerError)

@@ -8,7 +8,7 @@ import (
 // errBadPath is returned by checkPath for a name the servers refuse.
 var errBadPath = errors.New("bad file name")
 
-// checkPath is the one path rule of the FILE and HTTP servers. p is a
+// checkPath is Files's path rule. p is a
 // slash-separated path relative to the served directory ("" or "/" names
 // the directory itself; one leading and one trailing slash are allowed).
 // Refused: NUL bytes, backslashes, empty components ("a//b"), and any

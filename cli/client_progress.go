@@ -1,4 +1,4 @@
-package mpfile
+package cli
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// Progress shows a download's progress: a bar redrawn in place on a
+// downloadProgress shows a download's progress: a bar redrawn in place on a
 // terminal, otherwise one line per Interval.
-type Progress struct {
+type downloadProgress struct {
 	W        io.Writer     // where to draw (stderr)
 	TTY      bool          // draw a bar redrawn in place
 	Interval time.Duration // between lines when not a TTY (0 = 1 s); between redraws on a TTY, a tenth of it
@@ -24,17 +24,17 @@ type Progress struct {
 	size  int64
 }
 
-// NewProgress draws on f, as a bar if f is a terminal.
-func NewProgress(f *os.File, label string) *Progress {
+// newDownloadProgress draws on f, as a bar if f is a terminal.
+func newDownloadProgress(f *os.File, label string) *downloadProgress {
 	tty := false
 	if fi, err := f.Stat(); err == nil {
 		tty = fi.Mode()&os.ModeCharDevice != 0
 	}
-	return &Progress{W: f, TTY: tty, Label: label}
+	return &downloadProgress{W: f, TTY: tty, Label: label}
 }
 
 // Update records got bytes of size (size < 0: unknown) and redraws if due.
-func (p *Progress) Update(got, size int64) {
+func (p *downloadProgress) Update(got, size int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
@@ -57,7 +57,7 @@ func (p *Progress) Update(got, size int64) {
 }
 
 // Done finishes the display (a newline after a bar).
-func (p *Progress) Done() {
+func (p *downloadProgress) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.start.IsZero() {
@@ -69,7 +69,7 @@ func (p *Progress) Done() {
 	}
 }
 
-func (p *Progress) drawLocked(now time.Time) {
+func (p *downloadProgress) drawLocked(now time.Time) {
 	el := now.Sub(p.start).Seconds()
 	rate := 0.0
 	if el > 0 {

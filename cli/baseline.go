@@ -1,4 +1,4 @@
-package mpfile
+package cli
 
 import (
 	"context"
@@ -14,27 +14,28 @@ import (
 	"github.com/quic-go/quic-go/qlog"
 )
 
-// The single-path baseline: plain HTTP/3 (quic-go's
-// http3 package) over one path.
+// The single-path baseline of mpquic-server -h3-addr and mpquic-client
+// compare: plain HTTP/3 over one path with quic-go's own http3 package,
+// kept to measure that implementation rather than pkg/h3.
 const (
-	SinglePathALPN   = http3.NextProtoH3 // TLS application protocol
-	SinglePathScheme = "https"           // URL scheme of requests to it
-	SinglePathProto  = "HTTP/3 over one plain QUIC connection"
+	singlePathALPN   = http3.NextProtoH3 // TLS application protocol
+	singlePathScheme = "https"           // URL scheme of requests to it
+	singlePathProto  = "HTTP/3 over one plain QUIC connection"
 )
 
-// SinglePathServer serves an http.Handler over HTTP/3 on one UDP socket.
-type SinglePathServer struct {
+// singlePathServer serves an http.Handler over HTTP/3 on one UDP socket.
+type singlePathServer struct {
 	srv  *http3.Server
 	pc   net.PacketConn
 	done chan struct{}
 }
 
-// ServeSinglePath starts serving h on pc (which the caller closes after
+// serveSinglePath starts serving h on pc (which the caller closes after
 // Close). With the environment variable QLOGDIR set, it writes one qlog
 // file per connection there, as quic-go's own tools do
 // (qlog.DefaultConnectionTracer; unset, no tracer runs).
-func ServeSinglePath(pc net.PacketConn, tlsConf *tls.Config, h http.Handler) (*SinglePathServer, error) {
-	sp := &SinglePathServer{
+func serveSinglePath(pc net.PacketConn, tlsConf *tls.Config, h http.Handler) (*singlePathServer, error) {
+	sp := &singlePathServer{
 		srv: &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLSConfig(tlsConf.Clone()),
 			QUICConfig: &quic.Config{MaxIdleTimeout: 30 * time.Second, Tracer: qlog.DefaultConnectionTracer}},
 		pc:   pc,
@@ -45,17 +46,17 @@ func ServeSinglePath(pc net.PacketConn, tlsConf *tls.Config, h http.Handler) (*S
 }
 
 // Addr is the UDP address served.
-func (sp *SinglePathServer) Addr() net.Addr { return sp.pc.LocalAddr() }
+func (sp *singlePathServer) Addr() net.Addr { return sp.pc.LocalAddr() }
 
 // Close stops serving and waits for the server.
-func (sp *SinglePathServer) Close() error {
+func (sp *singlePathServer) Close() error {
 	err := sp.srv.Close()
 	<-sp.done
 	return err
 }
 
-// SinglePathClient is an HTTP/3 client bound to one local socket.
-type SinglePathClient struct {
+// singlePathClient is an HTTP/3 client bound to one local socket.
+type singlePathClient struct {
 	tr   *quic.Transport
 	h3   *http3.Transport
 	mu   sync.Mutex
@@ -64,10 +65,10 @@ type SinglePathClient struct {
 	HTTP *http.Client
 }
 
-// DialSinglePath prepares an HTTP/3 client over pc to remote; connections
+// dialSinglePath prepares an HTTP/3 client over pc to remote; connections
 // are dialed within timeout.
-func DialSinglePath(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *tls.Config, timeout time.Duration) (*SinglePathClient, error) {
-	sc := &SinglePathClient{tr: &quic.Transport{Conn: pc}}
+func dialSinglePath(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *tls.Config, timeout time.Duration) (*singlePathClient, error) {
+	sc := &singlePathClient{tr: &quic.Transport{Conn: pc}}
 	sc.h3 = &http3.Transport{
 		TLSClientConfig: tlsConf.Clone(),
 		QUICConfig:      &quic.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: 5 * time.Second},
@@ -89,7 +90,7 @@ func DialSinglePath(ctx context.Context, pc net.PacketConn, remote net.Addr, tls
 
 // Stats returns the QUIC connection's counters (zero before the first
 // request).
-func (sc *SinglePathClient) Stats() quic.ConnectionStats {
+func (sc *singlePathClient) Stats() quic.ConnectionStats {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if sc.conn == nil {
@@ -99,6 +100,6 @@ func (sc *SinglePathClient) Stats() quic.ConnectionStats {
 }
 
 // Close closes the connection (the caller closes pc).
-func (sc *SinglePathClient) Close() error {
+func (sc *singlePathClient) Close() error {
 	return errors.Join(sc.h3.Close(), sc.tr.Close())
 }

@@ -1,4 +1,4 @@
-package mpfile
+package cli
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // One line per kind per interval; the next line counts what was left out.
 func TestRateLog(t *testing.T) {
 	var lines []string
-	l := &RateLog{Interval: 10 * time.Second, Logf: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }}
+	l := &rateLog{Interval: 10 * time.Second, Logf: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, step := range []struct {
 		at     time.Duration
@@ -40,8 +40,8 @@ func TestRateLog(t *testing.T) {
 	if last := lines[len(lines)-1]; strings.Contains(last, "more") {
 		t.Errorf("count not reset after a report: %q", last)
 	}
-	var nilLog *RateLog
+	var nilLog *rateLog
 	if nilLog.Event(t0, "a", "e") {
-		t.Error("a nil RateLog logged")
+		t.Error("a nil rateLog logged")
 	}
 }

@@ -53,12 +53,12 @@ func get(t *testing.T, h http.Handler, method, path string) *httptest.ResponseRe
 	return w
 }
 
-// HTTP refuses what FILE refuses: hidden files and directories, paths out
-// of the directory (symbolic links included); directories have no listing
-// unless Listing is set.
-func TestHTTPParityWithFile(t *testing.T) {
+// Files refuses hidden files and directories and paths out of the
+// directory (symbolic links included); directories have no listing unless
+// Listing is set.
+func TestFilesRefuses(t *testing.T) {
 	dir := servedTree(t)
-	h := (&Server{Dir: dir}).Handler()
+	h := &Files{Dir: dir}
 	for _, p := range []string{"/.hidden-secret", "/.git/config", "/.git/", "/plain/.dotfile", "/escape", "/../outside-secret.txt", "/plain/", "/nothing"} {
 		w := get(t, h, http.MethodGet, p)
 		if w.Code != http.StatusNotFound {
@@ -71,19 +71,8 @@ func TestHTTPParityWithFile(t *testing.T) {
 	if w := get(t, h, http.MethodPost, "/index.html"); w.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST: %d, want 405", w.Code)
 	}
-	// The same names over FILE.
-	var hc hashCache
-	for _, name := range []string{".hidden-secret", ".git/config", "plain/.dotfile", "escape", "../outside-secret.txt", "plain"} {
-		var out bytes.Buffer
-		st := &fakeStream{w: &out}
-		serveFile(st, nil, dir, name, &hc, testLimits(), nil)
-		if !strings.HasPrefix(out.String(), "ERR ") {
-			t.Errorf("FILE %s: %q, want ERR", name, out.String())
-		}
-	}
-
 	// With Listing: names without the hidden ones, with a digest.
-	hl := (&Server{Dir: dir, Listing: true}).Handler()
+	hl := &Files{Dir: dir, Listing: true}
 	w := get(t, hl, http.MethodGet, "/plain/")
 	body := w.Body.String()
 	if w.Code != http.StatusOK || !strings.Contains(body, `href="a.txt"`) || !strings.Contains(body, "b dir.txt") || strings.Contains(body, "dotfile") {
@@ -99,7 +88,7 @@ func TestHTTPParityWithFile(t *testing.T) {
 // served as is (no redirect); a directory without its slash is redirected.
 func TestHTTPDigestEverywhere(t *testing.T) {
 	dir := servedTree(t)
-	h := (&Server{Dir: dir}).Handler()
+	h := &Files{Dir: dir}
 	for p, want := range map[string]string{"/": "home", "/index.html": "home", "/sub/": "sub", "/sub/index.html": "sub", "/plain/a.txt": "a"} {
 		w := get(t, h, http.MethodGet, p)
 		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), want) {
@@ -126,45 +115,43 @@ func checkDigest(t *testing.T, what string, w *httptest.ResponseRecorder) {
 	}
 }
 
-// Over a session, the client follows the redirect of a directory URL and
-// verifies the index page; /index.html, the README's example, verifies.
-func TestHTTPGetIndexOverSession(t *testing.T) {
-	dir := servedTree(t)
-	ls := startLoop(t, dir, nil)
-	s, err := dialLoop(t, ls, 1, ls.pair.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	hc := &http.Client{Transport: Transport(s)}
-	defer hc.CloseIdleConnections()
-	for p, want := range map[string]string{"/index.html": "<h1>home</h1>", "/sub": "<h1>sub</h1>", "/": "<h1>home</h1>"} {
+// The client follows the redirect of a directory URL and verifies the
+// index page; /index.html, the README's example, verifies; a refused name
+// is a 404 wrapping ErrServer. (Over HTTP/3 on a session: cli's tests.)
+func TestHTTPGetIndex(t *testing.T) {
+	srv := httptest.NewServer(&Files{Dir: servedTree(t)})
+	defer srv.Close()
+	hc := srv.Client()
+	for p, want := range map[string]string{"/index.html": "<h1>home</h1>", "/sub": "<h1>sub</h1>", "/": "<h1>home</h1>", "/plain/a.txt": "a"} {
 		var got bytes.Buffer
-		d, err := HTTPGet(context.Background(), hc, "http://mpquic"+p, &got, nil)
-		if err != nil || !d.SHA256OK || got.String() != want {
-			t.Errorf("%s: %v, ok %v, body %q", p, err, d.SHA256OK, got.String())
+		d, err := HTTPGet(context.Background(), hc, srv.URL+p, &got, nil)
+		if err != nil || !d.SHA256OK || got.String() != want || d.Size != int64(len(want)) {
+			t.Errorf("%s: %v, ok %v, size %d, body %q", p, err, d.SHA256OK, d.Size, got.String())
 		}
 	}
-	_, err = HTTPGet(context.Background(), hc, "http://mpquic/.hidden-secret", io.Discard, nil)
-	if !errors.Is(err, ErrServer) || !strings.Contains(err.Error(), "404") {
-		t.Errorf("/.hidden-secret: %v, want a 404", err)
+	for _, p := range []string{"/.hidden-secret", "/missing", "/../outside-secret.txt"} {
+		_, err := HTTPGet(context.Background(), hc, srv.URL+p, io.Discard, nil)
+		if !errors.Is(err, ErrServer) || !strings.Contains(err.Error(), "404") {
+			t.Errorf("%s: %v, want a 404", p, err)
+		}
 	}
 }
 
-// FILE serves paths in subdirectories under the same rule.
-func TestGetSubdirectory(t *testing.T) {
-	dir := servedTree(t)
-	ls := startLoop(t, dir, nil)
-	s, err := dialLoop(t, ls, 1, ls.pair.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+// A body that does not hash to its Repr-Digest is ErrMismatch; one without
+// a digest arrives whole with ErrNoDigest.
+func TestHTTPGetChecksDigest(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bad" {
+			w.Header().Set(DigestHeader, digestValue(sha256.Sum256([]byte("other"))))
+		}
+		io.WriteString(w, "body")
+	}))
+	defer srv.Close()
 	var got bytes.Buffer
-	if d, err := Get(context.Background(), s, "plain/a.txt", &got, nil); err != nil || !d.SHA256OK || got.String() != "a" {
-		t.Errorf("plain/a.txt: %v %q", err, got.String())
+	if d, err := HTTPGet(context.Background(), srv.Client(), srv.URL+"/bad", &got, nil); !errors.Is(err, ErrMismatch) || d.SHA256OK || got.String() != "body" {
+		t.Errorf("bad digest: %v %+v %q", err, d, got.String())
 	}
-	if _, err := Get(context.Background(), s, ".hidden-secret", io.Discard, nil); !errors.Is(err, ErrServer) || !strings.Contains(err.Error(), "bad file name") {
-		t.Errorf(".hidden-secret: %v", err)
+	if d, err := HTTPGet(context.Background(), srv.Client(), srv.URL+"/none", io.Discard, nil); !errors.Is(err, ErrNoDigest) || d.Received != 4 {
+		t.Errorf("no digest: %v %+v", err, d)
 	}
 }
