@@ -444,23 +444,10 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 	defer func() { stopJoin(); <-joined }()
 	stopOnCancel := context.AfterFunc(ctx, func() { s.CloseWithError(0, "cancelled: "+context.Cause(ctx).Error()) })
 	defer stopOnCancel()
-	var d mpfile.Download
-	// The longest wait for in-order bytes, from the request to the last byte
-	// (max_stall_s in the result).
-	var stall metrics.StallTimer
-	stall.Begin(time.Now())
-	w = metrics.StallWriter{W: w, T: &stall}
 	label := "get " + target
-	update, done := c.progress(label)
-	d, err = h3Get(ctx, s, c.tgt, w, update)
-	done()
-	fct := time.Since(start)
-	stall.End(start.Add(fct))
-	unverified := false
-	if err != nil {
-		unverified, err = c.digestPolicy(err)
-		err = interrupted(ctx, err)
-	}
+	d, fct, stall, unverified, err := c.timedGet(ctx, start, label, w, func(w io.Writer, update func(got, size int64)) (mpfile.Download, error) {
+		return h3Get(ctx, s, c.tgt, w, update)
+	})
 	finish(err == nil)
 	if auto != nil {
 		auto.m.Close() // no path comes or goes after the data
@@ -471,7 +458,7 @@ func (c *clientCmd) download(ctx context.Context, target string) metrics.Result 
 	}
 	waitEvents() // its lines before the summary
 	r := mpfile.NewResult(m, d, fct, st, series, err)
-	r.MaxStallSec = stall.Max().Seconds()
+	r.MaxStallSec = stall.Seconds()
 	r.Mode, r.Unverified = metrics.ModeMultipath, unverified
 	if auto != nil {
 		auto.finish(st, &r)

@@ -39,22 +39,13 @@ func (c *clientCmd) plainDownload(ctx context.Context, plain *quic.Conn, pcs []n
 		return h3.FromQUIC(plain), nil
 	}}
 	hc := &http.Client{Transport: tr, CheckRedirect: sameAuthority}
-	var stall metrics.StallTimer
-	stall.Begin(time.Now())
 	label := "get " + c.tgt.path
-	update, done := c.progress(label)
-	d, err := mpfile.HTTPGet(ctx, hc, c.tgt.url(), metrics.StallWriter{W: w, T: &stall}, update)
-	done()
-	fct := time.Since(start)
-	stall.End(start.Add(fct))
-	unverified := false
-	if err != nil {
-		unverified, err = c.digestPolicy(err)
-		err = interrupted(ctx, err)
-	}
+	d, fct, stall, unverified, err := c.timedGet(ctx, start, label, w, func(w io.Writer, update func(got, size int64)) (mpfile.Download, error) {
+		return mpfile.HTTPGet(ctx, hc, c.tgt.url(), w, update)
+	})
 	finish(err == nil)
 	r := mpfile.NewResult(c.meta(), d, fct, session.Stats{}, nil, err)
-	r.MaxStallSec = stall.Max().Seconds()
+	r.MaxStallSec = stall.Seconds()
 	r.Mode, r.Unverified = metrics.ModeSinglePath, unverified
 	r.PerPathBytes = []uint64{uint64(d.Received)}
 	r.Extra["paths"] = 1
@@ -63,6 +54,26 @@ func (c *clientCmd) plainDownload(ctx context.Context, plain *quic.Conn, pcs []n
 		fmt.Fprintf(c.stderr, "%s: %d bytes in %.2f s, %.2f Mbit/s over 1 path (the server chose plain HTTP/3), %s\n", label, d.Received, fct.Seconds(), r.GoodputBps/1e6, verdict(unverified))
 	}
 	return r
+}
+
+// timedGet runs fetch, the download of label, with the progress display
+// and the stall timer (the longest wait for in-order bytes, from the
+// request to the last byte: max_stall_s), and applies -require-digest and
+// the interruption's cause to its error. fct runs from start.
+func (c *clientCmd) timedGet(ctx context.Context, start time.Time, label string, w io.Writer,
+	fetch func(w io.Writer, update func(got, size int64)) (mpfile.Download, error)) (d mpfile.Download, fct, stall time.Duration, unverified bool, err error) {
+	var st metrics.StallTimer
+	st.Begin(time.Now())
+	update, done := c.progress(label)
+	d, err = fetch(metrics.StallWriter{W: w, T: &st}, update)
+	done()
+	fct = time.Since(start)
+	st.End(start.Add(fct))
+	if err != nil {
+		unverified, err = c.digestPolicy(err)
+		err = interrupted(ctx, err)
+	}
+	return d, fct, st.Max(), unverified, err
 }
 
 // digestPolicy applies -require-digest to a download's error: a missing
