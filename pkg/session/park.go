@@ -85,7 +85,7 @@ func (s *Session) offerDeferredLocked(now time.Time) bool {
 		}
 		sn.ci = s.connInfoLocked(now)
 		sn.ci.NextSeq = g.seq
-		s.streamInfoFor(&sn.ci, ds.st)
+		streamInfoFor(&sn.ci, ds.st)
 		d, r := s.askLocked(now, false)
 		switch {
 		case r == roundEnd:
@@ -132,15 +132,4 @@ func (s *Session) undeferLocked(i, k int) {
 	sn.deferred = append(sn.deferred[:i], sn.deferred[i+1:]...)
 	st.prio.parked = false
 	s.streams.markReady(st)
-}
-
-// streamInfoFor fills the stream fields of ci for st (streamInfoLocked's
-// for a given stream).
-func (s *Session) streamInfoFor(ci *sched.ConnInfo, st *Stream) {
-	p := &st.prio
-	ci.HasStream = true
-	ci.StreamID = st.id
-	ci.Urgency, ci.Incremental, ci.Deadline = p.urgency, p.incremental, p.deadline
-	ci.PreferredPath, ci.Preference = p.path, p.pref
-	ci.StreamRemaining = uint64(st.send.buf.Len())
 }

@@ -389,9 +389,13 @@ func (s *Session) streamInfoLocked(ci *sched.ConnInfo) {
 	} else {
 		st = sn.marks.peek(sn.pendOff + min(uint64(sn.pend.Len()), sn.segSize))
 	}
-	if st == nil {
-		return
+	if st != nil {
+		streamInfoFor(ci, st)
 	}
+}
+
+// streamInfoFor fills the stream fields of ci for st.
+func streamInfoFor(ci *sched.ConnInfo, st *Stream) {
 	p := &st.prio
 	ci.HasStream = true
 	ci.StreamID = st.id
