@@ -39,7 +39,8 @@ func dialH3(ctx context.Context, o Options) (*Peer, error) {
 }
 
 // awaitClose waits up to h3Wait for the server to close the session and
-// counts its H3 code ("close 0x103"), or "no close".
+// counts how it closed (closeAnswer: "close 0x103", "session 1"), or
+// "no close".
 func (p *Peer) awaitClose(ctx context.Context, c *counters) error {
 	select {
 	case <-p.Conn.Context().Done():
@@ -47,11 +48,7 @@ func (p *Peer) awaitClose(ctx context.Context, c *counters) error {
 		return errOnce
 	case <-time.After(h3Wait):
 	}
-	if code, _, ok := closeCode(p.Conn); ok {
-		c.answer(fmt.Sprintf("close %#x", code))
-	} else {
-		c.answer("no close")
-	}
+	c.answer(closeAnswer(p.Conn))
 	return errOnce
 }
 

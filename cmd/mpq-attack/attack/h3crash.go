@@ -83,14 +83,7 @@ func H3AfterRequest(ctx context.Context, o Options, after string) Result {
 				return errOnce
 			}
 		}
-		select {
-		case <-p.Conn.Context().Done():
-		case <-ctx.Done():
-			return errOnce
-		case <-time.After(h3Wait):
-		}
-		c.answer(closeAnswer(p.Conn))
-		return errOnce
+		return p.awaitClose(ctx, c)
 	})
 }
 
