@@ -59,12 +59,6 @@ func (s *rangeset) removeBelow(v uint64) {
 	*s = r
 }
 
-// contains reports whether v is in the set.
-func (s rangeset) contains(v uint64) bool {
-	i := sort.Search(len(s), func(i int) bool { return s[i].end > v })
-	return i < len(s) && s[i].start <= v
-}
-
 // gaps calls f for each maximal span of [start, end) that is not in the
 // set, in ascending order, and stops at f's first error. Its cost is the
 // number of the set's spans that overlap [start, end), plus f's.

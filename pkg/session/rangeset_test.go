@@ -3,8 +3,16 @@ package session
 import (
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 )
+
+// contains reports whether v is in the set (the model test's check; the
+// session itself never asks).
+func (s rangeset) contains(v uint64) bool {
+	i := sort.Search(len(s), func(i int) bool { return s[i].end > v })
+	return i < len(s) && s[i].start <= v
+}
 
 // The rangeset against a model (a set of values), over seeded random adds,
 // removals below a moving base and gap walks: the spans stay ascending,
