@@ -30,6 +30,7 @@ type runFlags struct {
 	policy     string // -policy: the learned scheduler's model
 	fallback   bool   // -edar-fallback
 	or         string
+	transport  string // bench.Matrix.Transport
 	coupling   string // -coupling: comma-separated coupling names, or ""
 	shard      bench.Shard
 	repeat     int // -repeat: runs of the first seed beyond the matrix's, into repeats.jsonl
@@ -39,7 +40,7 @@ type runFlags struct {
 // nothing is a usage error naming its flag.
 func buildJobs(f *runFlags) ([]job, error) {
 	m := bench.Matrix{Schedulers: f.schedulers, Scenarios: f.scenarios, File: f.file, Seeds: f.seeds, Seed: f.seed,
-		MaxBytes: f.maxBytes, MaxDur: f.maxDur, Model: f.model, Policy: f.policy, Fallback: f.fallback, Opportunistic: f.or, Couplings: f.coupling}
+		MaxBytes: f.maxBytes, MaxDur: f.maxDur, Model: f.model, Policy: f.policy, Fallback: f.fallback, Opportunistic: f.or, Couplings: f.coupling, Transport: f.transport}
 	jobs, err := m.Jobs()
 	var me *bench.MatrixError
 	if errors.As(err, &me) {

@@ -59,6 +59,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.fallback, "edar-fallback", false, "if the EdAR model (or learned's -policy) cannot be used, run edar, edar-o and learned as minRTT, named <name>-minrtt-fallback (default: refuse the run)")
 	fs.StringVar(&f.coupling, "coupling", "", "coupled congestion control of the sending session, a comma-separated list run as one more dimension of the matrix: "+strings.Join(cc.Names(), ", ")+" (runs named <scheduler>+<coupling>; empty: the scenario's own, else none)")
 	fs.StringVar(&f.or, "opportunistic", "off", "the session's opportunistic reinjection: off, on, or both (each scheduler twice, the runs with it named <scheduler>"+runner.ORSuffix+")")
+	fs.StringVar(&f.transport, "transport", "stream", "where the sessions carry their segments: stream (each path's QUIC stream), datagram (QUIC datagrams, session.Config.DatagramData), or both (each scheduler twice, the datagram runs named <scheduler>"+runner.DatagramSuffix+")")
 	fs.IntVar(&f.repeat, "repeat", 0, fmt.Sprintf("also run the first seed this many more times for every scheduler and scenario, into DIR/%s, to measure how much one seed varies from run to run (0..%d; not with -shard)", report.RepeatsFile, maxRepeat))
 	fs.Var(&f.shard, "shard", "K/N: run only slice K (from 0) of N of the matrix: the runs whose index is K modulo N")
 	pos, err := fs.parse(args)
@@ -128,6 +129,11 @@ func checkRunFlags(f *runFlags, given map[string]bool) error {
 	case "off", "on", "both":
 	default:
 		return usagef("-opportunistic %q: want off, on or both", f.or)
+	}
+	switch f.transport {
+	case "stream", "datagram", "both":
+	default:
+		return usagef("-transport %q: want stream, datagram or both", f.transport)
 	}
 	if f.coupling != "" {
 		for _, c := range strings.Split(f.coupling, ",") {

@@ -37,6 +37,10 @@ type Job struct {
 	// ("" or "none": the scenario's, else uncoupled); the result's scheduler
 	// name then gets the suffix "+<coupling>".
 	Coupling string `json:"coupling,omitempty"`
+	// Datagram carries the sessions' segments in QUIC datagrams
+	// (session.Config.DatagramData); the result's scheduler name then gets
+	// the suffix "+dg".
+	Datagram bool `json:"datagram,omitempty"`
 }
 
 // Matrix is a scheduler × scenario × seed matrix, as the flags of
@@ -65,6 +69,10 @@ type Matrix struct {
 	// Couplings are comma-separated coupling names, each run once per
 	// coupling (Job.Coupling); "": one run with the scenario's own.
 	Couplings string
+	// Transport is "stream" (or ""), "datagram" or "both": each run with
+	// segments on each path's QUIC stream, in QUIC datagrams, or both
+	// (Job.Datagram).
+	Transport string
 }
 
 // MatrixError is a field of a Matrix that names nothing: an unknown
@@ -166,7 +174,12 @@ func (m Matrix) Jobs() ([]Job, error) {
 							continue
 						}
 						for _, c := range couplings(f.Couplings) {
-							jobs = append(jobs, Job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.Model, Policy: f.Policy, Fallback: f.Fallback, Opportunistic: or, Coupling: c})
+							for _, dg := range []bool{false, true} {
+								if dg != (f.Transport == "datagram") && f.Transport != "both" { // "" (other callers) is the stream
+									continue
+								}
+								jobs = append(jobs, Job{Index: len(jobs), Scheduler: n, Scenario: v, Seed: seed, Model: f.Model, Policy: f.Policy, Fallback: f.Fallback, Opportunistic: or, Coupling: c, Datagram: dg})
+							}
 						}
 					}
 				}

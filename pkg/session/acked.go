@@ -113,6 +113,9 @@ func (s *Session) ackedLocked(g *segment, now time.Time, v *ackView) {
 		p.segsInFlight--
 		p.outstanding -= min(f, p.outstanding)
 		p.bytesAcked += n
+		if p.dg != nil {
+			p.dg.ackedLocked(g, now)
+		}
 		p.lastProgress = now
 		srtt, cwnd := v.of(p)
 		p.window.acked(n, cwnd, s.snd.segSize)

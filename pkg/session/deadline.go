@@ -24,6 +24,7 @@ const (
 	timerProbe                   // probeLocked: pings of silent paths
 	timerAck                     // the ack loop: delayed Acks
 	timerReport                  // the ack loop: receiver reports
+	timerLoss                    // dgLossLocked: loss of segments sent in datagrams
 	numTimers
 )
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"time"
@@ -63,6 +64,7 @@ type path struct {
 	lastProgress time.Time // last connection-level acknowledgement of data this path carried
 	rate         rateEstimator
 	window       sessWindow // on top of quic-go's congestion window (window.go)
+	dg           *dgLoss    // Config.DatagramData: the path's segments go in datagrams, and this detects their loss (dgdata.go); nil: its stream
 
 	// receiver
 	recvBytes  uint64 // segment payload bytes received on this path
@@ -129,7 +131,7 @@ func (p *path) info(mss uint64, now time.Time, r snapRules) sched.PathInfo {
 	if tap := viewTap; tap != nil {
 		tap(p, now, v)
 	}
-	if p.tr == nil && p.pw.pulled.Load() && v.cwnd > mss && (r.prime.covers(v.srtt, v.cwnd) || p.quietLocked(now, v)) {
+	if p.tr == nil && p.dg == nil && p.pw.pulled.Load() && v.cwnd > mss && (r.prime.covers(v.srtt, v.cwnd) || p.quietLocked(now, v)) {
 		v.inflight = min(v.inflight, v.cwnd-mss)
 	}
 	return sched.PathInfo{
@@ -208,7 +210,7 @@ func (s *Session) datagramLoop(p *path) {
 			}
 			return
 		}
-		if err := s.datagramReceived(&d, b); err != nil {
+		if err := s.datagramReceived(p, &d, b); err != nil {
 			s.fail(err)
 			return
 		}
@@ -223,11 +225,23 @@ type datagramDecoder struct {
 
 // datagramReceived handles one datagram from the peer; an error is a
 // connection error.
-func (s *Session) datagramReceived(d *datagramDecoder, b []byte) error {
+func (s *Session) datagramReceived(p *path, d *datagramDecoder, b []byte) error {
 	if len(b) == 0 {
 		return protocolErr(errors.New("empty datagram"))
 	}
 	switch b[0] {
+	case wire.TypeSegment: // the peer's DatagramData (dgdata.go)
+		seg, n, err := wire.ParseSegment(b)
+		if err == nil && n != len(b) {
+			err = errors.New("a partial or trailing frame")
+		}
+		if err == nil && p == nil {
+			err = errors.New("no path")
+		}
+		if err != nil {
+			return protocolErr(fmt.Errorf("segment datagram: %w", err))
+		}
+		return s.segmentReceived(p, seg)
 	case wire.TypeAck:
 		if err := wire.ParseAck(b, &d.ack); err != nil {
 			return protocolErr(err)
@@ -290,6 +304,9 @@ func (s *Session) attach(p *path) error {
 	p.notify = make(chan struct{}, 1)
 	p.window.init()
 	p.pw.init()
+	if s.cfg.DatagramData {
+		p.dg = new(dgLoss)
+	}
 	p.sendDatagram = s.tapDatagrams(p, p.conn.SendDatagram)
 	if wrapDatagram != nil {
 		p.sendDatagram = wrapDatagram(s, p.sendDatagram)

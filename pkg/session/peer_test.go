@@ -92,7 +92,7 @@ func (sp *scriptedPeer) cut(n int) wire.Segment {
 func (sp *scriptedPeer) segment(seg wire.Segment) error { return sp.s.segmentReceived(sp.p, seg) }
 
 // datagram delivers one datagram.
-func (sp *scriptedPeer) datagram(b []byte) error { return sp.s.datagramReceived(&sp.dec, b) }
+func (sp *scriptedPeer) datagram(b []byte) error { return sp.s.datagramReceived(nil, &sp.dec, b) }
 
 // close ends the session (it has no QUIC connection to close).
 func (sp *scriptedPeer) close() {

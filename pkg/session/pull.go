@@ -116,6 +116,7 @@ const maxWriteBatch = 32 << 10
 func (s *Session) writeLoop(p *path) {
 	w := &p.pw
 	var buf []byte
+	var ends []int // DatagramData: where each segment frame in buf ends
 	for {
 		s.mu.Lock()
 		for len(p.queue) == 0 && !s.closed && s.slots[p.slot] == p {
@@ -134,7 +135,8 @@ func (s *Session) writeLoop(p *path) {
 			s.mu.Unlock()
 			return
 		}
-		buf = buf[:0]
+		buf, ends = buf[:0], ends[:0]
+		now := s.now()
 		var n uint64 // frame bytes taken from the queue
 		k := 0
 		for ; k < len(p.queue) && len(buf) < maxWriteBatch; k++ {
@@ -144,8 +146,12 @@ func (s *Session) writeLoop(p *path) {
 			if seg.acked {
 				continue // acknowledged through another path while it waited here
 			}
+			if p.dg != nil {
+				p.dg.sentLocked(seg, now)
+			}
 			buf = wire.AppendSegmentHeader(buf, seg.seq, seg.off, len(seg.data))
 			buf = append(buf, seg.data...)
+			ends = append(ends, len(buf))
 		}
 		// Slide the rest down so that the array is reused: re-slicing from
 		// the front made enqueueLocked reallocate it after every batch. It
@@ -162,6 +168,13 @@ func (s *Session) writeLoop(p *path) {
 			continue
 		}
 		s.tapSegments(p, buf)
+		if p.dg != nil {
+			if err := s.sendSegmentDatagrams(p, buf, ends); err != nil {
+				s.pathGone(p, err)
+				return
+			}
+			continue
+		}
 		buf = append(buf, 0) // the pad: the limiter never lets it through
 		_, err := p.out.WriteWithLimit(buf, w.limiter)
 		if errors.Is(err, quic.ErrWriteLimitReached) {

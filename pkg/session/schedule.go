@@ -239,7 +239,7 @@ func (s *Session) nextFor(slot int) *segment {
 		if c.sentOn&bit != 0 {
 			continue // this path already carries it; quic-go will deliver it
 		}
-		c.inRetrans = false
+		c.inRetrans, c.resent = false, true
 		sn.retrans = append(sn.retrans[:k], sn.retrans[k+1:]...)
 		s.stats.retransSegments++
 		g = c
@@ -300,8 +300,8 @@ func (s *Session) enqueueLocked(slot, i int, g *segment, now time.Time) {
 		}
 		sn.inflightBytes += n
 		g.sent = true
-	} else {
-		s.stats.redundantBytes += n
+	} else if g.sentOn != 0 || !s.cfg.DatagramData {
+		s.stats.redundantBytes += n // a copy; with DatagramData and no path carrying it, a retransmission (dgdata.go)
 	}
 	g.sentOn |= 1 << uint(slot)
 	g.sentAt = now

@@ -16,6 +16,9 @@ type segment struct {
 	sent      bool   // sent at least once
 	sentOn    uint64 // bitmask of live path slots that carried it
 	sentAt    time.Time
+	dgSentAt  time.Time // when a datagram path's writer last took it (dgdata.go)
+	dgIdx     uint64    // that path's count of segments taken before it (dgdata.go)
+	resent    bool      // taken from the retransmission queue at least once
 	acked     bool
 	inRetrans bool
 	deferred  bool    // unsent, set aside while its stream is parked (park.go)
@@ -278,6 +281,7 @@ func (s *Session) sendLoop() {
 			return
 		}
 		d.add(timerPaths, s.checkPathsLocked(now))
+		d.add(timerLoss, s.dgLossLocked(now))
 		s.ccLossesLocked()
 		d.add(timerTimeouts, s.timeoutsLocked(now))
 		if s.closed {

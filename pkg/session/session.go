@@ -182,6 +182,16 @@ type Config struct {
 	// schedulers' papers.
 	OpportunisticReinjection bool
 
+	// DatagramData carries this end's segments in QUIC DATAGRAM frames
+	// (RFC 9221) instead of each path's reliable QUIC stream (dgdata.go):
+	// quic-go keeps congestion control, pacing and encryption, and the
+	// session alone detects loss (RFC 9002 §6.1's time threshold, per path,
+	// on its own Acks) and offers what was lost to the scheduler again, for
+	// any path. Experimental, off by default: docs/data-plane.md compares
+	// both transports. It needs SegmentSize at most MaxDatagramSegment.
+	// A peer of protocol version 4 takes either transport.
+	DatagramData bool
+
 	// Coupling names the coupled congestion control of the session windows
 	// (coupling.go, package cc): "" or "none" (quic-go's uncoupled NewReno
 	// alone, the default), "lia", "olia", "balia", or "reno-friendly"
@@ -269,6 +279,8 @@ func (c *Config) withDefaults() (Config, error) {
 	switch {
 	case d.SegmentSize < 64 || d.SegmentSize > 16<<10:
 		return d, fmt.Errorf("session: SegmentSize %d outside [64, 16384]", d.SegmentSize)
+	case d.DatagramData && d.SegmentSize > MaxDatagramSegment:
+		return d, fmt.Errorf("session: SegmentSize %d over MaxDatagramSegment %d with DatagramData", d.SegmentSize, MaxDatagramSegment)
 	case d.RecvWindow < InitialWindow:
 		return d, fmt.Errorf("session: RecvWindow %d smaller than %d bytes", d.RecvWindow, InitialWindow)
 	case d.MaxPaths < 1 || d.MaxPaths > sched.MaxPaths:

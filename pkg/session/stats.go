@@ -12,6 +12,7 @@ type counters struct {
 	sentBytes       uint64 // segment payload bytes sent on all paths, copies included
 	redundantBytes  uint64 // bytes sent beyond each segment's first transmission
 	retransSegments uint64 // segments sent again after loss or reinjection
+	dgLost          uint64 // segments declared lost on datagram paths (dgdata.go)
 	reinjected      uint64 // segments queued again because their path failed or left
 	opportunistic   uint64 // copies sent by opportunistic reinjection
 	pathFailures    uint64 // times a path was marked potentially failed
@@ -56,6 +57,7 @@ type Stats struct {
 	RedundantBytes    uint64 // SentBytes beyond the first transmission of each segment
 	RetransSegments   uint64 // segments sent again after a path failed or left
 	ReinjectedSegs    uint64 // segments queued for reinjection
+	LostSegs          uint64 // segments the session declared lost on a path that carries them in datagrams (Config.DatagramData), each queued for retransmission unless another path carries it
 	OpportunisticSegs uint64 // copies sent on a faster path because they held the peer's window (Config.OpportunisticReinjection)
 	PathFailures      uint64 // times a path was marked potentially failed
 	AckRequests       uint64 // times the sender asked for an Ack it presumed lost
@@ -114,6 +116,7 @@ func (s *Session) Stats() Stats {
 		RedundantBytes:    s.stats.redundantBytes,
 		RetransSegments:   s.stats.retransSegments,
 		ReinjectedSegs:    s.stats.reinjected,
+		LostSegs:          s.stats.dgLost,
 		OpportunisticSegs: s.stats.opportunistic,
 		PathFailures:      s.stats.pathFailures,
 		AckRequests:       s.stats.ackRequests,

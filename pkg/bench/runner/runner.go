@@ -41,6 +41,10 @@ const (
 // reinjection (Job.Opportunistic).
 const ORSuffix = "+or"
 
+// DatagramSuffix marks, in results, the runs made with the sessions'
+// segments in QUIC datagrams (bench.Job.Datagram).
+const DatagramSuffix = "+dg"
+
 // IsChild reports whether this process is a virtual-time child (ChildEnv
 // is set): then it must run ChildMain.
 func IsChild() bool { return os.Getenv(ChildEnv) != "" }
@@ -221,11 +225,14 @@ func RunJob(j bench.Job) metrics.Result {
 	if j.Coupling != "" {
 		suffix += "+" + j.Coupling
 	}
+	if j.Datagram {
+		suffix += DatagramSuffix
+	}
 	if err := modelrun.Configure(&r, modelrun.SpecOf(j)); err != nil {
 		return metrics.Result{Scheduler: j.Scheduler + suffix, Scenario: j.Scenario.Name, Seed: j.Seed, Error: err.Error()}
 	}
 	name := r.Scheduler + suffix // a fallback's own name, if modelrun.Configure chose one
-	if j.Opportunistic || j.Coupling != "" {
+	if j.Opportunistic || j.Coupling != "" || j.Datagram {
 		var cfg session.Config
 		if r.SessionConfig != nil {
 			cfg = *r.SessionConfig
@@ -234,6 +241,7 @@ func RunJob(j bench.Job) metrics.Result {
 		if j.Coupling != "" {
 			cfg.Coupling = j.Coupling
 		}
+		cfg.DatagramData = cfg.DatagramData || j.Datagram
 		r.SessionConfig = &cfg
 	}
 	res, _, _ := bench.Transfer(context.Background(), r)
