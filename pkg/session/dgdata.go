@@ -58,12 +58,12 @@ type dgSent struct {
 // the sender's unacknowledged segments (Config.MaxUnacked over the segment
 // size), each once per time it was handed to this path.
 type dgLoss struct {
-	sent          []dgSent  // in the order handed to the path; sent[head:] are live
-	head          int       // first live entry
-	taken         uint64    // segments the path's writer took
-	largestAcked  uint64    // 1 + the idx of the latest-taken first transmission of this path that the peer acknowledged (0: none)
-	lastAckAt     time.Time // when the peer last acknowledged a segment this path carried
-	lost          uint64    // segments declared lost on this path
+	sent         []dgSent  // in the order handed to the path; sent[head:] are live
+	head         int       // first live entry
+	taken        uint64    // segments the path's writer took
+	largestAcked uint64    // 1 + the idx of the latest-taken first transmission of this path that the peer acknowledged (0: none)
+	lastAckAt    time.Time // when the peer last acknowledged a segment this path carried
+	lost         uint64    // segments declared lost on this path
 }
 
 // sentLocked logs segment g taken by the path's writer at now.
