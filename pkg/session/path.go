@@ -64,6 +64,7 @@ type path struct {
 	lastProgress time.Time // last connection-level acknowledgement of data this path carried
 	rate         rateEstimator
 	window       sessWindow // on top of quic-go's congestion window (window.go)
+	dgIn         bool       // the peer sends this path's segments in datagrams (Config.DatagramData at its end)
 	dg           *dgLoss    // Config.DatagramData: the path's segments go in datagrams, and this detects their loss (dgdata.go); nil: its stream
 
 	// receiver
@@ -130,6 +131,14 @@ func (p *path) info(mss uint64, now time.Time, r snapRules) sched.PathInfo {
 	v := p.viewLocked(now)
 	if tap := viewTap; tap != nil {
 		tap(p, now, v)
+	}
+	if p.tr == nil && p.dg != nil {
+		// Datagrams: what the path took and the peer has neither
+		// acknowledged nor been declared to have lost (RFC 9002's
+		// bytes_in_flight; dgdata.go). The time-based estimate never
+		// falls while nothing comes back, and no pull says the path has
+		// room, so a path whose last segments were all lost stayed full.
+		v.inflight = p.inflightByAcks()
 	}
 	if p.tr == nil && p.dg == nil && p.pw.pulled.Load() && v.cwnd > mss && (r.prime.covers(v.srtt, v.cwnd) || p.quietLocked(now, v)) {
 		v.inflight = min(v.inflight, v.cwnd-mss)
@@ -241,6 +250,7 @@ func (s *Session) datagramReceived(p *path, d *datagramDecoder, b []byte) error 
 		if err != nil {
 			return protocolErr(fmt.Errorf("segment datagram: %w", err))
 		}
+		p.dgIn = true // written only by this path's datagram loop, read under Session.mu after it
 		return s.segmentReceived(p, seg)
 	case wire.TypeAck:
 		if err := wire.ParseAck(b, &d.ack); err != nil {

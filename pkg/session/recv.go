@@ -120,6 +120,7 @@ func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time
 		s.stats.oooSegments++
 		r.repOOO++
 	}
+	urgent := !inOrder && p.dgIn // RFC 9000 §13.2.1 for the datagram transport (dgdata.go)
 	if err := s.framesLocked(seg.Payload, now); err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time
 			r.next, r.nextOff = run.end, run.endOff
 		}
 	}
-	s.noteAckLocked(now, false)
+	s.noteAckLocked(now, urgent)
 	return nil
 }
 
