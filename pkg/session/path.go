@@ -64,7 +64,6 @@ type path struct {
 	lastProgress time.Time // last connection-level acknowledgement of data this path carried
 	rate         rateEstimator
 	window       sessWindow // on top of quic-go's congestion window (window.go)
-	dgIn         bool       // the peer sends this path's segments in datagrams (Config.DatagramData at its end)
 	dg           *dgLoss    // Config.DatagramData: the path's segments go in datagrams, and this detects their loss (dgdata.go); nil: its stream
 
 	// receiver
@@ -250,8 +249,7 @@ func (s *Session) datagramReceived(p *path, d *datagramDecoder, b []byte) error 
 		if err != nil {
 			return protocolErr(fmt.Errorf("segment datagram: %w", err))
 		}
-		p.dgIn = true // written only by this path's datagram loop, read under Session.mu after it
-		return s.segmentReceived(p, seg)
+		return s.segmentReceived(p, seg, true)
 	case wire.TypeAck:
 		if err := wire.ParseAck(b, &d.ack); err != nil {
 			return protocolErr(err)

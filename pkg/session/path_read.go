@@ -73,7 +73,7 @@ func (s *Session) readSegments(p *path) (conn bool, err error) {
 		if err != nil {
 			return false, err
 		}
-		if err := s.segmentReceived(p, seg); err != nil {
+		if err := s.segmentReceived(p, seg, false); err != nil {
 			return true, err
 		}
 	}
@@ -102,7 +102,7 @@ func (s *Session) bufferedSegments(p *path) (int, error) {
 		if n == 0 {
 			break
 		}
-		if err := s.segmentReceivedLocked(p, seg, now); err != nil {
+		if err := s.segmentReceivedLocked(p, seg, now, false); err != nil {
 			s.mu.Unlock()
 			return k, err
 		}

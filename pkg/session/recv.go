@@ -69,12 +69,13 @@ func (r *receiver) currentLimit() uint64 {
 	return max(l, r.limit)
 }
 
-// segmentReceived handles one segment from path p.
-func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
+// segmentReceived handles one segment from path p, which came in a
+// datagram if dgram (Config.DatagramData at the peer) or on its stream.
+func (s *Session) segmentReceived(p *path, seg wire.Segment, dgram bool) error {
 	now := s.now()
 	s.mu.Lock()
 	wake := p.tr == nil && p.sv.segmentsArrived(now)
-	err := s.segmentReceivedLocked(p, seg, now)
+	err := s.segmentReceivedLocked(p, seg, now, dgram)
 	s.mu.Unlock()
 	if wake {
 		poke(s.wake)
@@ -82,13 +83,14 @@ func (s *Session) segmentReceived(p *path, seg wire.Segment) error {
 	return err
 }
 
-// segmentReceivedLocked handles one segment from path p, received at now;
+// segmentReceivedLocked handles one segment from path p, received at now
+// (in a datagram if dgram, which makes an out-of-order one urgent to Ack);
 // s.mu is held. The segment's frames are processed at once, whatever its
 // place in the sequence: a segment late on a slow path delays only the
 // streams whose bytes it carries (RFC 9000 §2.2: "Endpoints MUST be able to
 // deliver stream data to an application as an ordered byte stream", per
 // stream). It keeps nothing that seg.Payload points to.
-func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time) error {
+func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time, dgram bool) error {
 	if s.closed {
 		return nil
 	}
@@ -120,7 +122,7 @@ func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time
 		s.stats.oooSegments++
 		r.repOOO++
 	}
-	urgent := !inOrder && p.dgIn // RFC 9000 §13.2.1 for the datagram transport (dgdata.go)
+	urgent := !inOrder && dgram // RFC 9000 §13.2.1 for the datagram transport (dgdata.go)
 	if err := s.framesLocked(seg.Payload, now); err != nil {
 		return err
 	}
