@@ -131,7 +131,7 @@ func checkRunFlags(f *runFlags, given map[string]bool) error {
 		return usagef("-opportunistic %q: want off, on or both", f.or)
 	}
 	switch f.transport {
-	case "stream", "datagram", "both":
+	case "", "stream", "datagram", "both": // "": the stream, as bench.Matrix reads it
 	default:
 		return usagef("-transport %q: want stream, datagram or both", f.transport)
 	}

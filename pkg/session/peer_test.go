@@ -89,7 +89,9 @@ func (sp *scriptedPeer) cut(n int) wire.Segment {
 }
 
 // segment delivers seg; it returns the session's verdict.
-func (sp *scriptedPeer) segment(seg wire.Segment) error { return sp.s.segmentReceived(sp.p, seg, false) }
+func (sp *scriptedPeer) segment(seg wire.Segment) error {
+	return sp.s.segmentReceived(sp.p, seg, false)
+}
 
 // datagram delivers one datagram.
 func (sp *scriptedPeer) datagram(b []byte) error { return sp.s.datagramReceived(nil, &sp.dec, b) }
