@@ -11,10 +11,16 @@ import (
 
 // A session's life (issue 19, "the lifecycle as one state machine"):
 //
-//	open ──Close/CloseWithError/an error──▶ closing ──drain period──▶ closed
-//	open ──the peer closed the session────▶ draining ─drain period──▶ closed
+//	open ──Close──▶ flushing ──acknowledged, or CloseTimeout──▶ closing
+//	open, flushing ──CloseWithError/an error──▶ closing ──drain period──▶ closed
+//	open, flushing ──the peer closed the session──▶ draining ─drain period──▶ closed
 //
-// Leaving open happens once, in closeLocked, under s.mu: it records the
+// Every change goes through setStateLocked, under s.mu. Flushing is
+// Close's wait for what the application wrote to be acknowledged (issue
+// 30): streams take no new data then (Write fails with ErrClosed, as a
+// quic-go stream's once its connection closed), while paths may still
+// join and everything else goes on. Leaving open or flushing for closing
+// or draining happens once, in closeLocked: it records the
 // error, closes Done, cancels the session's context (so an AddPath dialling
 // or a rejoin in progress gives up at once), closes every path connection
 // and takes the set of transports the session owns. Those transports (and
@@ -27,6 +33,7 @@ type lifeState uint8
 
 const (
 	lifeOpen     lifeState = iota
+	lifeFlushing           // Close waits for what was written to be acknowledged; streams take no new data
 	lifeClosing            // this end closed; its sockets answer with its CONNECTION_CLOSE until the drain ends
 	lifeDraining           // the peer closed; the sockets stay until the drain ends
 	lifeClosed             // every socket the session owned is closed
@@ -45,6 +52,29 @@ type lifecycle struct {
 	dataEnd uint64
 }
 
+// setStateLocked moves the session's life to state to, if the diagram
+// above allows it from the current state, and reports whether it did; the
+// only place the state changes. s.mu is held.
+func (s *Session) setStateLocked(to lifeState) bool {
+	from := s.life.state
+	var ok bool
+	switch to {
+	case lifeFlushing:
+		ok = from == lifeOpen
+	case lifeClosing, lifeDraining:
+		ok = from == lifeOpen || from == lifeFlushing
+	case lifeClosed:
+		ok = from == lifeClosing || from == lifeDraining
+	}
+	if ok {
+		s.life.state = to
+	}
+	return ok
+}
+
+// errFlushing is what a Write gets while Close waits for acknowledgements.
+var errFlushing = fmt.Errorf("%w: Close is waiting for what was written to be acknowledged", ErrClosed)
+
 func (lc *lifecycle) init() {
 	lc.ctx, lc.cancel = context.WithCancelCause(context.Background())
 	lc.owned = make(map[*quic.Transport]struct{})
@@ -57,7 +87,7 @@ func (lc *lifecycle) init() {
 func (s *Session) own(tr *quic.Transport) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.life.state != lifeOpen {
+	if s.life.state > lifeFlushing { // a path may still join while Close waits
 		return ErrClosed
 	}
 	s.life.owned[tr] = struct{}{}
@@ -120,9 +150,7 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 	}
 	s.closed = true
 	s.closeErr = err
-	if s.life.state == lifeOpen {
-		s.life.state = lifeClosing
-	}
+	s.setStateLocked(lifeClosing) // unless peerClosedLocked made it draining
 	cause := err
 	if cause == nil {
 		cause = ErrClosed
@@ -179,7 +207,7 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 				closeTransport(t)
 			}
 			s.mu.Lock()
-			s.life.state = lifeClosed
+			s.setStateLocked(lifeClosed)
 			s.mu.Unlock()
 		})
 	}()
@@ -203,7 +231,7 @@ func (s *Session) peerClosedLocked(ae *quic.ApplicationError) {
 	} else if n := s.unackedBytesLocked(receivedBelow(ae.ErrorMessage, s.snd.nextSeq)); n > 0 || s.streams.finsPending > 0 {
 		err = fmt.Errorf("%w: %d bytes this end wrote were never acknowledged", ErrUnacknowledged, n)
 	}
-	s.life.state = lifeDraining
+	s.setStateLocked(lifeDraining)
 	s.closeLocked(err, codeNoError)
 }
 

@@ -566,8 +566,11 @@ func codeForErr(err error) quic.ApplicationErrorCode {
 // It returns once the session's goroutines have stopped, with nil if
 // everything written was acknowledged; otherwise with an error that says
 // how many bytes were not: the close timeout, ErrUnacknowledged when the
-// peer closed first, or the error that ended the session. Safe for
-// concurrent use; only the first close counts.
+// peer closed first, or the error that ended the session. From the moment
+// it is called, a Write on any stream (one waiting for room included)
+// fails with an error that wraps ErrClosed; a stream's end (Stream.Close)
+// is still sent, and paths may still join. Safe for concurrent use; only
+// the first close counts.
 func (s *Session) Close() error {
 	var timer *time.Timer
 	defer func() {
@@ -576,6 +579,11 @@ func (s *Session) Close() error {
 		}
 	}()
 	s.mu.Lock()
+	if s.setStateLocked(lifeFlushing) {
+		for _, st := range s.streams.byID {
+			st.wcond.Broadcast() // a Write waiting for room fails now (writeErrLocked)
+		}
+	}
 	mark := func() uint64 { return s.snd.ackedBytes + s.snd.pendOff }
 	last, lastT := mark(), s.now()
 	timedOut := false

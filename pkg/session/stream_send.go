@@ -116,6 +116,8 @@ func (s *Session) writeErrLocked(st *Stream) error {
 	switch {
 	case s.closed:
 		return s.closedErrLocked()
+	case s.life.state == lifeFlushing:
+		return errFlushing
 	case st.send.err != nil:
 		return st.send.err
 	case st.send.state != sendOpen:
