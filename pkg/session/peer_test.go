@@ -93,8 +93,9 @@ func (sp *scriptedPeer) segment(seg wire.Segment) error {
 	return sp.s.segmentReceived(sp.p, seg, false)
 }
 
-// datagram delivers one datagram.
-func (sp *scriptedPeer) datagram(b []byte) error { return sp.s.datagramReceived(nil, &sp.dec, b) }
+// datagram delivers one datagram on the scripted path: an Ack, a report,
+// or a segment in a datagram (Config.DatagramData at this peer).
+func (sp *scriptedPeer) datagram(b []byte) error { return sp.s.datagramReceived(sp.p, &sp.dec, b) }
 
 // close ends the session (it has no QUIC connection to close).
 func (sp *scriptedPeer) close() {
@@ -267,6 +268,12 @@ func FuzzSessionReceive(f *testing.F) {
 	f.Add(append(unit(wire.AppendStopSending(nil, 2, 1)), 1, 0, 2, 0))
 	f.Add(append(unit(stream(3, 0, "", true)), 1, 0, 2, 0))
 	f.Add(append(unit(wire.AppendResetStream(nil, 0, 1, 9)), 1, 0, 2, 0))
+	// A segment in a datagram (Config.DatagramData): segment 0 at offset 0
+	// with one STREAM frame, then the same truncated by a byte.
+	dg := wire.AppendSegmentHeader(nil, 0, 0, len(stream(0, 0, "hi", true)))
+	dg = append(dg, stream(0, 0, "hi", true)...)
+	f.Add(append([]byte{4, byte(len(dg))}, dg...))
+	f.Add(append([]byte{4, byte(len(dg) - 1)}, dg[:len(dg)-1]...))
 	f.Fuzz(func(t *testing.T, script []byte) {
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
