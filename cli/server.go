@@ -57,6 +57,7 @@ type serverOptions struct {
 	devCert, name           string
 	list, verbose           bool
 	opportunistic           bool
+	datagramData            bool   // session.Config.DatagramData
 	coupling                string // session.Config.Coupling: a name of package cc
 	renoFriendly            bool   // session.Config.RenoFriendly
 	failureTimeout          time.Duration
@@ -96,6 +97,7 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.BoolVar(&o.opportunistic, "opportunistic", false, "opportunistic reinjection: when a client's window blocks new data, send the segments holding it again on a faster path (Linux MPTCP's opportunistic retransmission; see docs/opportunistic.md)")
 	fs.StringVar(&o.coupling, "coupling", cc.DefaultName, "coupled congestion control of each session's paths, on top of quic-go's NewReno: "+strings.Join(cc.Names(), ", ")+" (docs/coupling.md)")
 	fs.BoolVar(&o.renoFriendly, "reno-friendly", false, "TCP-friendly mode: every path's session window reacts to loss as standard Reno (halve, no undo), even on one path; alone it is -coupling reno-friendly")
+	fs.BoolVar(&o.datagramData, "datagram-data", false, "send each session's segments in QUIC datagrams, with the session's own loss detection, instead of each path's QUIC stream (session.Config.DatagramData; experimental, docs/data-plane.md)")
 	fs.IntVar(&o.segmentSize, "segment-size", 0, "segment payload, bytes (0: session default, 1200; larger segments span QUIC packets once the path MTU allows bigger packets)")
 	o.limits.register(fs)
 	usage := func(w io.Writer) {
@@ -142,7 +144,7 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	logger := log.New(stderr, "mpquic-server: ", log.LstdFlags|log.Lmicroseconds)
 	cfg := &session.Config{Scheduler: o.scheduler, QlogDir: o.qlog, SegmentSize: o.segmentSize,
-		FailureTimeout: o.failureTimeout, OpportunisticReinjection: o.opportunistic,
+		FailureTimeout: o.failureTimeout, OpportunisticReinjection: o.opportunistic, DatagramData: o.datagramData,
 		Coupling: sessionCoupling(o.coupling, o.renoFriendly), RenoFriendly: o.renoFriendly}
 	if err := serverScheduler(cfg, o.scheduler, o.edarModel, func(s string) { logger.Print(s) }); err != nil {
 		return bad(err)
