@@ -14,7 +14,7 @@
 #              server's -addr (plain HTTP/3 on the session's port, issue 31),
 #              or with -plain h3-addr to its -h3-addr (quic-go's http3
 #              server: the only plain HTTP/3 before issue 31).
-# Every download must succeed (exit 0, SHA-256 verified); the first failure
+# Every download must succeed (exit 0, "sha256_ok":true); the first failure
 # stops the run with exit status 1.
 #
 # Usage: scripts/server-rss.sh [-d SECONDS] [-size BYTES] [-bin DIR]
@@ -58,7 +58,8 @@ trap cleanup EXIT
 mkdir -p "$tmp/www" "$tmp/cert" "$out"
 head -c "$size" /dev/urandom >"$tmp/www/f"
 
-# free UDP port pair: two ports the kernel just gave out and released.
+# port: a free UDP port on 127.0.0.1 (one the kernel just gave out and
+# released).
 port() { python3 -c 'import socket;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
 # rss PID: the process's resident set, kB.
@@ -96,8 +97,8 @@ for mode in ${modes//,/ }; do
   (
     n=0
     while [ $(($(date +%s) - start)) -lt "$dur" ]; do
-      if ! "${cmd[@]}" >"$tmp/last.json" 2>"$tmp/last.err"; then
-        echo "server-rss: $mode download $((n + 1)) failed:" >&2; cat "$tmp/last.err" >&2
+      if ! "${cmd[@]}" >"$tmp/last.json" 2>"$tmp/last.err" || ! grep -q '"sha256_ok":true' "$tmp/last.json"; then
+        echo "server-rss: $mode download $((n + 1)) failed:" >&2; cat "$tmp/last.json" "$tmp/last.err" >&2
         echo fail >"$tmp/$mode.n"; exit 1
       fi
       n=$((n + 1)); echo "$n" >"$tmp/$mode.n"
