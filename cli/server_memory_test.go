@@ -43,10 +43,11 @@ func heapInUse() uint64 {
 // Issue 30, "Server memory under load": "Run mpquic-server for 5 minutes of
 // back-to-back 20 MB downloads on loopback over 2 paths, and compare its
 // RSS with the same process serving the same downloads as plain HTTP/3 on
-// one path." At a8db118 the multipath RSS plateaued at 7× the plain one:
-// every ended session stayed reachable until the deadline timers pkg/h3
-// had set on its streams fired (30 s for writes, 60 s for reads), about
-// 0.75 MiB each. Here mpquic-server's HTTP/3 server and the client run in
+// one path." At a8db118 the multipath RSS plateaued at 2.65× the plain one
+// here (7× on the machine of the issue): every ended session stayed
+// reachable until the deadline timers pkg/h3 had set on its streams fired
+// (30 s for response writes, 10 s for the control stream), about 0.75 MiB
+// each (client and server together). Here mpquic-server's HTTP/3 server and the client run in
 // this process, memDownloads downloads one after another in each mode; the
 // heap in use after each (and a collection) must not grow with the number
 // of downloads, and must stay within memRetainedBound of the heap before

@@ -212,7 +212,7 @@ func (st *Stream) SetDeadline(t time.Time) error {
 // (its closure), so none is armed for a stream the session has forgotten or
 // once the session has ended, and maybeFree and wakeAll stop the ones
 // armed before: an ended session is never kept until a deadline far ahead
-// (pkg/h3 sets 30 s and 60 s ones; issue 30's server memory).
+// (pkg/h3 sets 30 s and 10 s write deadlines; issue 30's server memory).
 func (s *Session) rearm(st *Stream, timer *time.Timer, t time.Time, c *sync.Cond) *time.Timer {
 	if timer != nil {
 		timer.Stop()
