@@ -186,7 +186,7 @@ func (st *Stream) SetReadDeadline(t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.recv.deadline = t
-	st.recv.timer = s.rearm(st.recv.timer, t, &st.rcond)
+	st.recv.timer = s.rearm(st, st.recv.timer, t, &st.rcond)
 	return nil
 }
 
@@ -197,7 +197,7 @@ func (st *Stream) SetWriteDeadline(t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.send.deadline = t
-	st.send.timer = s.rearm(st.send.timer, t, &st.wcond)
+	st.send.timer = s.rearm(st, st.send.timer, t, &st.wcond)
 	return nil
 }
 
@@ -208,12 +208,16 @@ func (st *Stream) SetDeadline(t time.Time) error {
 }
 
 // rearm stops timer and, for a non-zero t, returns one that wakes the
-// waiters of c at t.
-func (s *Session) rearm(timer *time.Timer, t time.Time, c *sync.Cond) *time.Timer {
+// waiters of c (a side of st) at t. A pending timer holds the whole session
+// (its closure), so none is armed for a stream the session has forgotten or
+// once the session has ended, and maybeFree and wakeAll stop the ones
+// armed before: an ended session is never kept until a deadline far ahead
+// (pkg/h3 sets 30 s and 10 s write deadlines; issue 30's server memory).
+func (s *Session) rearm(st *Stream, timer *time.Timer, t time.Time, c *sync.Cond) *time.Timer {
 	if timer != nil {
 		timer.Stop()
 	}
-	if t.IsZero() {
+	if t.IsZero() || st.forgotten || s.closed {
 		return nil
 	}
 	return time.AfterFunc(t.Sub(s.now()), func() {
@@ -221,6 +225,13 @@ func (s *Session) rearm(timer *time.Timer, t time.Time, c *sync.Cond) *time.Time
 		c.Broadcast()
 		s.mu.Unlock()
 	})
+}
+
+// stopDeadlines stops both deadline timers and drops them (the stream is
+// forgotten or the session ended). s.mu held.
+func (st *Stream) stopDeadlines() {
+	st.recv.timer = st.s.rearm(st, st.recv.timer, time.Time{}, nil)
+	st.send.timer = st.s.rearm(st, st.send.timer, time.Time{}, nil)
 }
 
 // OpenStream opens a new bidirectional stream without waiting; the peer

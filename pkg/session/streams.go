@@ -230,6 +230,7 @@ func (ss *streamSet) maybeFree(st *Stream) {
 	st.forgotten = true
 	st.recv.release()
 	st.send.release()
+	st.stopDeadlines()
 	if ss.isLocal(st.id) || !st.accepted {
 		return // an unaccepted stream's credit comes back in acceptLocked
 	}
@@ -283,6 +284,7 @@ func (ss *streamSet) wakeAll() {
 	err := ss.s.closedErrLocked()
 	for _, st := range ss.byID {
 		ss.s.sendEndedLocked(st, err)
+		st.stopDeadlines() // Reads and Writes fail with err from now on
 		st.rcond.Broadcast()
 		st.wcond.Broadcast()
 	}
