@@ -63,6 +63,7 @@ type dgLoss struct {
 	taken        uint64    // segments the path's writer took
 	largestAcked uint64    // 1 + the idx of the latest-taken first transmission of this path that the peer acknowledged (0: none)
 	lastAckAt    time.Time // when the peer last acknowledged a segment this path carried
+	suspectSince time.Time // when the tail rule declared a loss with nothing acknowledged for a probe timeout (zero: not suspect)
 	lost         uint64    // segments declared lost on this path
 }
 
@@ -86,7 +87,7 @@ func (d *dgLoss) sentLocked(g *segment, now time.Time) {
 // sequence number than segments taken before it, which an Ack with its
 // ranges cut at wire.MaxAckRanges may leave out though they arrived.
 func (d *dgLoss) ackedLocked(g *segment, now time.Time) {
-	d.lastAckAt = now
+	d.lastAckAt, d.suspectSince = now, time.Time{}
 	if !g.resent && g.dgIdx >= d.largestAcked {
 		d.largestAcked = g.dgIdx + 1
 	}
@@ -150,6 +151,9 @@ func (s *Session) detectLostLocked(p *path, now time.Time) time.Time {
 			}
 			return due
 		}
+		if silent && !reordered && !early && d.suspectSince.IsZero() {
+			d.suspectSince = now
+		}
 		s.dgLostLocked(p, g, now)
 	}
 	d.sent, d.head = d.sent[:0], 0
@@ -173,6 +177,25 @@ func (s *Session) dgLostLocked(p *path, g *segment, now time.Time) {
 		g.inRetrans = true
 		sn.retrans = append(sn.retrans, g.seq)
 	}
+}
+
+// suspectLocked reports whether the path is suspect at v: its tail was
+// declared lost with nothing acknowledged for a probe timeout, and no
+// packet came from the peer on the path since (quic-go's acknowledgement
+// of its own probes is one). A suspect path shows potentially failed to
+// the scheduler (path.info): the losses freed its bytes in flight, and
+// without this a path that went dark took the retransmissions of its own
+// lost segments, and then new ones, until the failure detection of
+// failure.go.
+func (d *dgLoss) suspectLocked(v linkView) bool {
+	if d.suspectSince.IsZero() {
+		return false
+	}
+	if v.lastRecv.After(d.suspectSince) {
+		d.suspectSince = time.Time{}
+		return false
+	}
+	return true
 }
 
 // quicInitialRTT is quic-go's initial RTT estimate before a sample (RFC

@@ -162,7 +162,7 @@ func (p *path) info(mss uint64, now time.Time, r snapRules) sched.PathInfo {
 		PTOCount:             v.ptoCount,
 		SegmentsInFlight:     p.segsInFlight,
 		Backup:               p.backup || p.peerBackup,
-		PotentiallyFailed:    p.failed || p.probe.rejoining && r.holdRejoining, // being replaced (probe.go)
+		PotentiallyFailed:    p.failed || p.probe.rejoining && r.holdRejoining || p.dg != nil && p.dg.suspectLocked(v), // being replaced (probe.go), or its datagrams' tail lost (dgdata.go)
 	}
 }
 
