@@ -5,8 +5,9 @@
 // reach, directly or through helpers declared in the test files, one of the
 // scripted peer's checks (harness_test.go: a testSession's want*, drain or
 // readFrame, or wantFrameType) on a harness session (newTestSession,
-// newTestClient...), and those that watch the send tap instead (sendTap,
-// startCapture). Names are resolved as a reader would: a function, a
+// newTestClient...); those that watch the send tap instead (sendTap,
+// startCapture); and those that parse what the session framed for its peer
+// without a network (peer_test.go's scriptedPeer.sentFrames). Names are resolved as a reader would: a function, a
 // package variable, or for x.m any method m of the test files.
 //
 // Usage: go run scripts/count-sent-tests.go [-v] [dir]  (default pkg/session)
@@ -145,39 +146,48 @@ func main() {
 		}
 		return false
 	}
+	framed := func(k string) bool { return k == "scriptedPeer.sentFrames" || k == ".sentFrames" }
 	// harness methods are reached by selector name ("."+m); resolve them
 	// to the testSession methods when the function uses a harness session.
 	sort.Strings(tests)
-	var nHarness, nTap, nAny int
+	var nHarness, nTap, nFramed, nAny int
 	for _, t := range tests {
 		h := reaches(t, harnessSession) && reaches(t, func(k string) bool {
 			return harnessCheck(k) || (strings.HasPrefix(k, ".") && harnessCheck("testSession"+k))
 		})
 		tp := reaches(t, taps)
+		fr := reaches(t, framed)
+		if fr {
+			nFramed++
+		}
 		if h {
 			nHarness++
 		}
 		if tp {
 			nTap++
 		}
-		if h || tp {
+		if h || tp || fr {
 			nAny++
 		}
 		if *verbose {
-			v := "-"
-			switch {
-			case h && tp:
-				v = "harness+tap"
-			case h:
-				v = "harness"
-			case tp:
-				v = "tap"
+			var vs []string
+			for _, x := range []struct {
+				ok   bool
+				name string
+			}{{h, "harness"}, {tp, "tap"}, {fr, "framed"}} {
+				if x.ok {
+					vs = append(vs, x.name)
+				}
+			}
+			v := strings.Join(vs, "+")
+			if v == "" {
+				v = "-"
 			}
 			fmt.Printf("%-12s %-22s %s\n", v, decls[t][0].file, t)
 		}
 	}
-	fmt.Printf("%s: %d Test functions; %d assert what is sent with the harness (want*/drain/readFrame), %d watch the send tap, %d either (%.0f%%)\n",
-		dir, len(tests), nHarness, nTap, nAny, 100*float64(nAny)/float64(len(tests)))
+	fmt.Printf("%s: %d Test functions; %d assert what is sent with the harness (want*/drain/readFrame) (%.0f%%), %d watch the send tap, %d parse what was framed (sentFrames); %d any of these (%.0f%%)\n",
+		dir, len(tests), nHarness, pct(nHarness, len(tests)), nTap, nFramed, nAny, pct(nAny, len(tests)))
 }
 
 func recvType(e ast.Expr) string {
@@ -191,3 +201,5 @@ func recvType(e ast.Expr) string {
 	}
 	return "?"
 }
+
+func pct(n, of int) float64 { return 100 * float64(n) / float64(of) }
