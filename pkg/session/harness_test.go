@@ -64,6 +64,7 @@ type testSession struct {
 	arrived chan struct{} // signalled when a frame arrives, capacity 1
 	closed  bool
 	opening []pathFrame // what the session sent as it opened, before newTestSession returned
+	nextSeg uint64      // one past the highest segment sequence number the peer saw, on any path (ackAll)
 
 	dial   bool            // the session under test is the Dial side (newTestClient)
 	hello  wire.Hello      // the session's Hello (Dial side)
@@ -376,6 +377,9 @@ func (tc *testSession) addLocked(pp *peerPath, err error, fs ...frame) {
 	now := time.Now()
 	for _, f := range fs {
 		pp.got = append(pp.got, gotFrame{f, now})
+		if sf, ok := f.(segmentFrame); ok {
+			tc.nextSeg = max(tc.nextSeg, sf.Seq+1)
+		}
 	}
 	select {
 	case tc.arrived <- struct{}{}:
@@ -644,4 +648,39 @@ func (tc *testSession) wantClose(expectation string, path int, code uint64) clos
 			return f
 		}
 	}
+}
+
+// ackAll acknowledges, as the peer on path, every segment it has seen so
+// far (on any path), granting a 1 MiB window: a receiver that keeps up.
+func (tc *testSession) ackAll(path int) {
+	tc.t.Helper()
+	tc.mu.Lock()
+	cum := tc.nextSeg
+	tc.mu.Unlock()
+	tc.writeFrames(path, ackFrame{Cum: cum, Limit: 1 << 20})
+}
+
+// collect lets virtual time run for d and takes every frame that arrived
+// meanwhile, per path.
+func (tc *testSession) collect(d time.Duration) [][]frame {
+	tc.advance(d)
+	out := make([][]frame, len(tc.paths))
+	for p := range tc.paths {
+		out[p] = tc.drain(p)
+	}
+	return out
+}
+
+// without returns fs less the segment headers and Acks: the stream and
+// control frames, for tests that do not count segments.
+func without(fs []frame) []frame {
+	var out []frame
+	for _, f := range fs {
+		switch f.(type) {
+		case segmentFrame, ackFrame:
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
