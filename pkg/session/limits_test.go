@@ -113,43 +113,6 @@ func TestAckTimeout(t *testing.T) {
 	}
 }
 
-// Issue 10, item 4: idle sessions were kept forever (a client's keep-alive keeps
-// the paths up). A Listener's session with no stream and nothing in flight
-// ends after IdleTimeout; the client learns why.
-func TestIdleTimeout(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
-		tb := newTestbedCfgs(t, 1, &Config{IdleTimeout: 20 * time.Second}, nil, false, emu.PathSpec{Up: link, Down: link})
-		defer tb.close()
-		st, _ := tb.cli.OpenStream()
-		st.Write([]byte("ping"))
-		st.Close()
-		peer := accept(t, tb.srv, time.Second)
-		readAll(t, peer, time.Second)
-		peer.Close()
-		readAll(t, st, time.Second)
-		last := time.Now()
-		select {
-		case <-tb.srv.Done():
-		case <-time.After(time.Minute):
-			t.Fatal("idle session kept for a minute")
-		}
-		// The server's last activity precedes the client's by about a
-		// one-way delay.
-		if el := time.Since(last); el < 19900*time.Millisecond || el > 21*time.Second {
-			t.Errorf("idle session closed after %v, want 20 s", el)
-		}
-		if err := tb.srv.Err(); !errors.Is(err, ErrIdleTimeout) {
-			t.Errorf("server: %v, want ErrIdleTimeout", err)
-		}
-		<-tb.cli.Done()
-		var ae *quic.ApplicationError
-		if err := tb.cli.Err(); !errors.As(err, &ae) || ae.ErrorCode != codeIdleTimeout {
-			t.Errorf("client saw %v, want the idle-timeout code", err)
-		}
-	})
-}
-
 // "The 1001st session from one address is refused when the per-source
 // limit is 1000", and the total limit likewise; a session that ends frees
 // its place.
