@@ -28,15 +28,16 @@ func wantProtocolClose(tc *testSession, expectation string) {
 // STREAM_STATE_ERROR if it receives a STREAM frame for a locally initiated
 // stream that has not yet been created, or for a send-only stream." The
 // session is the server: stream 1 is its own first bidirectional stream,
-// not opened yet; stream 3 its first unidirectional one, opened (send-only).
+// not opened yet; 7 its second unidirectional one, not opened either. (A
+// send-only stream: stream_uni_test.go's TestUniStreamWrongDirection.)
 func TestHarnessStreamFrameForLocalStream(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		open bool // the session opens its uni stream 3 first
 		id   uint64
 	}{
-		{"not yet created", false, 1},
-		{"send-only", true, 3},
+		{"bidi not yet created", false, 1},
+		{"uni not yet created", true, 7},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -54,56 +55,6 @@ func TestHarnessStreamFrameForLocalStream(t *testing.T) {
 			})
 		})
 	}
-}
-
-// RFC 9000 §19.4: "An endpoint that receives a RESET_STREAM frame for a
-// send-only stream MUST terminate the connection with error
-// STREAM_STATE_ERROR or STREAM_LIMIT_ERROR."
-func TestHarnessResetForSendOnlyStream(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, nil)
-		ss, err := tc.s.OpenUniStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ss.Write([]byte("out"))
-		tc.wantRecord("the session's uni stream", 0, dataFrame{ID: ss.ID(), Data: "out"})
-		tc.writeFrames(0, resetFrame{ID: ss.ID(), Code: 1})
-		wantProtocolClose(tc, "RESET_STREAM for the session's send-only stream")
-	})
-}
-
-// RFC 9000 §19.5: "An endpoint that receives a STOP_SENDING frame for a
-// receive-only stream MUST terminate the connection with error
-// STREAM_STATE_ERROR." Stream 2 is the peer's (the client's) first
-// unidirectional stream: receive-only for the session.
-func TestHarnessStopSendingForReceiveOnlyStream(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, nil)
-		tc.writeFrames(0, dataFrame{ID: 2, Data: "uni"})
-		if _, err := tc.s.AcceptUniStream(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		tc.wantAck("the data is acknowledged", 0, 1)
-		tc.writeFrames(0, stopFrame{ID: 2, Code: 1})
-		wantProtocolClose(tc, "STOP_SENDING for a receive-only stream")
-	})
-}
-
-// RFC 9000 §19.10: "An endpoint that receives a MAX_STREAM_DATA frame for a
-// receive-only stream MUST terminate the connection with error
-// STREAM_STATE_ERROR."
-func TestHarnessMaxStreamDataForReceiveOnlyStream(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, nil)
-		tc.writeFrames(0, dataFrame{ID: 2, Data: "uni"})
-		if _, err := tc.s.AcceptUniStream(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		tc.wantAck("the data is acknowledged", 0, 1)
-		tc.writeFrames(0, maxDataFrame{ID: 2, Limit: 1 << 20})
-		wantProtocolClose(tc, "MAX_STREAM_DATA for a receive-only stream")
-	})
 }
 
 // RFC 9000 §19.5: "Receiving a STOP_SENDING frame for a locally initiated

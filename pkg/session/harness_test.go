@@ -39,9 +39,10 @@ import (
 // writeFrames(path, ackFrame{...}).
 //
 // The API at a glance:
-//   - newTestSession, newTestClient (newTestClientParams): the session and
-//     its peer, paths up, readers running; tc.opening is what the session
-//     sent as it opened, tc.hello the Hello of a Dial side.
+//   - newTestSession, newTestClient (…Params: with other limits granted by
+//     the peer): the session and its peer, paths up, readers running;
+//     tc.opening is what the session sent as it opened, tc.hello the Hello
+//     of a Dial side.
 //   - writeFrames(path, frames...) as the peer; cut(records...) makes the
 //     peer's segments to send later, in any order (wire v3); writeRaw and
 //     sendRawDatagram bypass the codec, for malformed input.
@@ -126,6 +127,12 @@ var peerParams = wire.Params{MaxStreams: 100, StreamWindow: 1 << 20, MaxUniStrea
 // ends.
 func newTestSession(t *testing.T, cfg *Config, specs ...emu.PathSpec) *testSession {
 	t.Helper()
+	return newTestSessionParams(t, cfg, peerParams, specs...)
+}
+
+// newTestSessionParams is newTestSession with the peer granting params.
+func newTestSessionParams(t *testing.T, cfg *Config, params wire.Params, specs ...emu.PathSpec) *testSession {
+	t.Helper()
 	tc, c, pair := newHarness(t, cfg, specs)
 	var err error
 	if tc.ln, err = Listen(tc.topo.Server, pair.Server, &c); err != nil {
@@ -139,7 +146,7 @@ func newTestSession(t *testing.T, cfg *Config, specs ...emu.PathSpec) *testSessi
 		if pp.conn, err = pp.tr.Dial(ctx, tc.topo.Server.LocalAddr(), withALPN(pair.Client), &quic.Config{EnableDatagrams: true}); err != nil {
 			t.Fatalf("path %d: %v", i, err)
 		}
-		var f any = wire.Hello{Params: peerParams}
+		var f any = wire.Hello{Params: params}
 		if i > 0 {
 			j := &wire.Join{SessionID: acc.SessionID}
 			rand.Read(j.Nonce[:])

@@ -31,37 +31,40 @@ func TestStreamIDTypes(t *testing.T) {
 			t.Errorf("streamID(%d, client %v, uni %v) = %d, want %d", tc.i, tc.client, tc.uni, got, tc.want)
 		}
 	}
-	// The scripted server session: a client's uni stream 2 is accepted by
-	// AcceptUniStream, its bidi stream 0 by AcceptStream; the server's own
-	// streams get IDs 1 and 3.
-	sp := newScriptedPeer(t, nil)
-	defer sp.close()
-	sp.s.streams.peerParams(wire.Params{MaxStreams: 10, MaxUniStreams: 10, StreamWindow: 64 << 10})
-	sp.data(2, []byte("uni"))
-	sp.data(0, []byte("bi"))
-	if err := sp.send(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	rs, err := sp.s.AcceptUniStream(ctx)
-	if err != nil || rs.ID() != 2 {
-		t.Fatalf("AcceptUniStream = %v, %v; want stream 2", rs, err)
-	}
-	bs, err := sp.s.AcceptStream(ctx)
-	if err != nil || bs.ID() != 0 {
-		t.Fatalf("AcceptStream = %v, %v; want stream 0", bs, err)
-	}
-	buf := make([]byte, 8)
-	if n, _ := rs.Read(buf); string(buf[:n]) != "uni" {
-		t.Errorf("uni stream read %q", buf[:n])
-	}
-	if o, err := sp.s.OpenStream(); err != nil || o.ID() != 1 {
-		t.Errorf("OpenStream = %v, %v; want stream 1", o, err)
-	}
-	if o, err := sp.s.OpenUniStream(); err != nil || o.ID() != 3 {
-		t.Errorf("OpenUniStream = %v, %v; want stream 3", o, err)
-	}
+	// On the wire, with the harness's peer as the client: its uni stream 2
+	// is accepted by AcceptUniStream, its bidi stream 0 by AcceptStream, one
+	// segment acknowledged; the server's own streams get IDs 1 and 3, and
+	// their frames carry them.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, dataFrame{ID: 2, Data: "uni"}, dataFrame{ID: 0, Data: "bi"})
+		ctx := context.Background()
+		rs, err := tc.s.AcceptUniStream(ctx)
+		if err != nil || rs.ID() != 2 {
+			t.Fatalf("AcceptUniStream = %v, %v; want stream 2", rs, err)
+		}
+		bs, err := tc.s.AcceptStream(ctx)
+		if err != nil || bs.ID() != 0 {
+			t.Fatalf("AcceptStream = %v, %v; want stream 0", bs, err)
+		}
+		tc.wantAck("the peer's streams are acknowledged", 0, 1)
+		buf := make([]byte, 8)
+		if n, _ := rs.Read(buf); string(buf[:n]) != "uni" {
+			t.Errorf("uni stream read %q", buf[:n])
+		}
+		o, err := tc.s.OpenStream()
+		if err != nil || o.ID() != 1 {
+			t.Fatalf("OpenStream = %v, %v; want stream 1", o, err)
+		}
+		u, err := tc.s.OpenUniStream()
+		if err != nil || u.ID() != 3 {
+			t.Fatalf("OpenUniStream = %v, %v; want stream 3", u, err)
+		}
+		o.Write([]byte("b"))
+		u.Write([]byte("u"))
+		tc.wantRecord("stream 1's frame", 0, dataFrame{ID: 1, Data: "b"})
+		tc.wantRecord("stream 3's frame", 0, dataFrame{ID: 3, Data: "u"})
+	})
 }
 
 // RFC 9000 §4.6: "An endpoint that receives a frame with a stream ID
@@ -72,24 +75,26 @@ func TestStreamIDTypes(t *testing.T) {
 // open 2 unidirectional and 4 bidirectional streams; a third
 // unidirectional stream is a protocol error.
 func TestUniStreamCreditSeparate(t *testing.T) {
-	sp := newScriptedPeer(t, &Config{MaxStreams: 4, MaxUniStreams: 2})
-	defer sp.close()
-	if p := sp.s.streams.params(); p.MaxStreams != 4 || p.MaxUniStreams != 2 {
-		t.Fatalf("announced %+v, want 4 bidirectional and 2 unidirectional streams", p)
-	}
-	for i := range uint64(4) {
-		sp.fin(streamID(i, true, false))
-	}
-	for i := range uint64(2) {
-		sp.fin(streamID(i, true, true))
-	}
-	if err := sp.send(); err != nil {
-		t.Fatalf("streams within both credits: %v", err)
-	}
-	sp.fin(streamID(2, true, true))
-	if err := sp.send(); !errors.Is(err, ErrProtocol) || !errors.Is(err, ErrStreamLimit) {
-		t.Fatalf("a third unidirectional stream: err = %v, want a stream-limit protocol error", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{MaxStreams: 4, MaxUniStreams: 2})
+		if p := tc.s.streams.params(); p.MaxStreams != 4 || p.MaxUniStreams != 2 {
+			t.Fatalf("announced %+v, want 4 bidirectional and 2 unidirectional streams", p)
+		}
+		var fins []frame
+		for i := range uint64(4) {
+			fins = append(fins, finFrame{ID: streamID(i, true, false)})
+		}
+		for i := range uint64(2) {
+			fins = append(fins, finFrame{ID: streamID(i, true, true)})
+		}
+		tc.writeFrames(0, fins...)
+		tc.wantAck("streams within both credits are acknowledged", 0, 1)
+		tc.writeFrames(0, finFrame{ID: streamID(2, true, true)})
+		tc.wantClose("a third unidirectional stream closes the connection", 0, uint64(codeProtocol))
+		if err := tc.s.Err(); !errors.Is(err, ErrProtocol) || !errors.Is(err, ErrStreamLimit) {
+			t.Fatalf("a third unidirectional stream: err = %v, want a stream-limit protocol error", err)
+		}
+	})
 }
 
 // The uni credit comes back with its own record: RFC 9000 §19.11, "A
@@ -99,81 +104,84 @@ func TestUniStreamCreditSeparate(t *testing.T) {
 // session's own uni credit is the peer's: it opens no unidirectional
 // stream until the peer grants one.
 func TestUniStreamCreditReturned(t *testing.T) {
-	sp := newScriptedPeer(t, &Config{MaxUniStreams: 1})
-	defer sp.close()
-	sp.s.streams.peerParams(wire.Params{MaxStreams: 10, StreamWindow: 64 << 10}) // no uni credit
-	if _, err := sp.s.OpenUniStream(); !errors.Is(err, ErrStreamLimitReached) {
-		t.Errorf("OpenUniStream without credit: %v, want ErrStreamLimitReached", err)
-	}
-	sp.data(2, []byte("hello"))
-	sp.fin(2)
-	sp.frames(wire.AppendMaxStreams(nil, 1, true)) // the peer grants one
-	if err := sp.send(); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(sp.sentFrames().recs); n != 0 {
-		t.Errorf("the session framed %d records before the application acted", n)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	rs, err := sp.s.AcceptUniStream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := io.ReadAll(rs); err != nil || string(b) != "hello" {
-		t.Fatalf("read %q, %v", b, err)
-	}
-	log := sp.sentFrames()
-	if got := log.find(frMaxUniStreams); len(got) != 1 || got[0].id != 2 {
-		t.Errorf("MAX_STREAMS (uni) records %v, want one raising the limit to 2", got)
-	}
-	if got := log.find(frMaxStreams); len(got) != 0 {
-		t.Errorf("a unidirectional stream returned bidirectional credit: %v", got)
-	}
-	ws, err := sp.s.OpenUniStream()
-	if err != nil || ws.ID() != 3 {
-		t.Fatalf("OpenUniStream after the peer's grant = %v, %v; want stream 3", ws, err)
-	}
-	ws.Write([]byte("up"))
-	ws.Close()
-	log = sp.sentFrames()
-	if d, f := log.find(frData), log.find(frFin); len(d) != 1 || d[0].id != 3 || len(f) != 1 || f[0].id != 3 {
-		t.Errorf("sent %v, want data and an end on stream 3", log.recs)
-	}
-	sp.s.mu.Lock()
-	n := sp.s.streams.Len()
-	sp.s.mu.Unlock()
-	if n != 0 {
-		t.Errorf("%d streams kept after both uni streams ended", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSessionParams(t, &Config{MaxUniStreams: 1}, wire.Params{MaxStreams: 10, StreamWindow: 64 << 10}) // no uni credit
+		if _, err := tc.s.OpenUniStream(); !errors.Is(err, ErrStreamLimitReached) {
+			t.Errorf("OpenUniStream without credit: %v, want ErrStreamLimitReached", err)
+		}
+		tc.writeFrames(0, dataFrame{ID: 2, Data: "hello"}, finFrame{ID: 2}, maxStreamsFrame{Uni: true, Count: 1}) // the peer grants one
+		tc.wantAck("the peer's segment is acknowledged", 0, 1)
+		tc.wantIdle("the session sends nothing before the application acts")
+		rs, err := tc.s.AcceptUniStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(rs); err != nil || string(b) != "hello" {
+			t.Fatalf("read %q, %v", b, err)
+		}
+		wantFrameType[segmentFrame](tc, "read to its end: a segment", 0)
+		tc.wantFrame("one MAX_STREAMS (uni) raising the limit to 2, no bidirectional credit", 0, maxStreamsFrame{Uni: true, Count: 2})
+		tc.ackAll(0)
+		tc.wantIdle("one MAX_STREAMS")
+		ws, err := tc.s.OpenUniStream()
+		if err != nil || ws.ID() != 3 {
+			t.Fatalf("OpenUniStream after the peer's grant = %v, %v; want stream 3", ws, err)
+		}
+		ws.Write([]byte("up"))
+		ws.Close()
+		wantFrameType[segmentFrame](tc, "the session's uni stream: a segment", 0)
+		tc.wantFrame("its data", 0, dataFrame{ID: 3, Data: "up"})
+		tc.wantFrame("and its end", 0, finFrame{ID: 3})
+		tc.ackAll(0)
+		tc.wantIdle("nothing more")
+		tc.s.mu.Lock()
+		n := tc.s.streams.Len()
+		tc.s.mu.Unlock()
+		if n != 0 {
+			t.Errorf("%d streams kept after both uni streams ended", n)
+		}
+	})
 }
 
 // RFC 9000 §19.8: "An endpoint MUST terminate the connection with error
 // STREAM_STATE_ERROR if it receives a STREAM frame for ... a send-only
-// stream"; §19.4 (RESET_STREAM for a send-only stream), §19.5 (STOP_SENDING
-// for a receive-only stream) and §19.10 (MAX_STREAM_DATA for a
-// receive-only stream) say the same. Each is a protocol error here.
+// stream"; §19.4: "An endpoint that receives a RESET_STREAM frame for a
+// send-only stream MUST terminate the connection with error
+// STREAM_STATE_ERROR."; §19.5: "An endpoint that receives a STOP_SENDING
+// frame for a receive-only stream MUST terminate the connection with error
+// STREAM_STATE_ERROR."; §19.10: "An endpoint that receives a
+// MAX_STREAM_DATA frame for a receive-only stream MUST terminate the
+// connection with error STREAM_STATE_ERROR." Each is a protocol error
+// here: the peer sees its path closed with codeProtocol, and then nothing.
+// (On the harness; it drove the receive side directly before.)
 func TestUniStreamWrongDirection(t *testing.T) {
-	for _, tc := range []struct {
+	for _, c := range []struct {
 		name string
-		rec  []byte
+		f    frame
 	}{
-		{"data on our send-only stream", append(wire.AppendStreamFrameHeader(nil, 3, 0, 1, false), 'x')},
-		{"end of our send-only stream", wire.AppendStreamFrameHeader(nil, 3, 0, 0, true)},
-		{"reset of our send-only stream", wire.AppendResetStream(nil, 3, 9, 0)},
-		{"stop-sending on the peer's uni stream", wire.AppendStopSending(nil, 2, 9)},
-		{"max-data on the peer's uni stream", wire.AppendMaxStreamData(nil, 2, 1<<20)},
+		{"data on our send-only stream", dataFrame{ID: 3, Data: "x"}},
+		{"end of our send-only stream", finFrame{ID: 3}},
+		{"reset of our send-only stream", resetFrame{ID: 3, Code: 9}},
+		{"stop-sending on the peer's uni stream", stopFrame{ID: 2, Code: 9}},
+		{"max-data on the peer's uni stream", maxDataFrame{ID: 2, Limit: 1 << 20}},
 	} {
-		sp := newScriptedPeer(t, nil)
-		sp.s.streams.peerParams(wire.Params{MaxStreams: 10, MaxUniStreams: 10, StreamWindow: 64 << 10})
-		if _, err := sp.s.OpenUniStream(); err != nil { // stream 3
-			t.Fatal(err)
-		}
-		sp.frames(tc.rec)
-		if err := sp.send(); !errors.Is(err, ErrProtocol) {
-			t.Errorf("%s: err = %v, want a protocol error", tc.name, err)
-		}
-		sp.close()
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tc := newTestSession(t, nil)
+				ss, err := tc.s.OpenUniStream() // stream 3
+				if err != nil {
+					t.Fatal(err)
+				}
+				ss.Write([]byte("out"))
+				tc.wantRecord("the session's uni stream", 0, dataFrame{ID: 3, Data: "out"})
+				tc.writeFrames(0, dataFrame{ID: 2, Data: "in"}) // the peer's uni stream
+				if _, err := tc.s.AcceptUniStream(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				tc.writeFrames(0, c.f)
+				wantProtocolClose(tc, c.name)
+			})
+		})
 	}
 }
 
