@@ -46,40 +46,68 @@ func (sp *scriptedPeer) sendAll() uint64 {
 
 // Issue 10, item 3: "An Ack announcing a 2^62-byte window and never
 // acknowledging anything made the server keep every sent segment." The
-// data kept for retransmission stays within Config.MaxUnackedBytes.
+// data kept for retransmission stays within Config.MaxUnackedBytes, and so
+// does what the peer receives beyond what it acknowledged (on the harness:
+// the forged window and Acks cross the emulator).
 func TestForgedWindowCapped(t *testing.T) {
 	const capBytes = 1 << 20
-	sp := newScriptedPeer(t, &Config{MaxUnackedBytes: capBytes, SendBuffer: 8 << 20})
-	sp.s.streams.peerParams(wire.Params{MaxStreams: 100, StreamWindow: 1<<62 - 1}) // forged too
-	st, err := sp.s.OpenStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, err := st.Write(make([]byte, 8<<20)); n != 8<<20 || err != nil {
-		t.Fatalf("Write: %d, %v", n, err)
-	}
-	var kept uint64
-	for range 20 {
-		if err := sp.datagram(wire.AppendAck(nil, &wire.Ack{Cum: 0, Limit: 1<<62 - 1})); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSessionParams(t, &Config{MaxUnackedBytes: capBytes, SendBuffer: 8 << 20},
+			wire.Params{MaxStreams: 100, StreamWindow: 1<<62 - 1}) // forged too
+		st, err := tc.s.OpenStream()
+		if err != nil {
 			t.Fatal(err)
 		}
-		kept = max(kept, sp.sendAll())
-	}
-	if kept == 0 || kept > capBytes {
-		t.Errorf("kept %d bytes for retransmission, cap %d", kept, capBytes)
-	}
-	// Acknowledging the first half lets as much more go out.
-	sp.s.mu.Lock()
-	half := sp.s.snd.base + uint64(len(sp.s.snd.segs))/2
-	sp.s.mu.Unlock()
-	if err := sp.datagram(wire.AppendAck(nil, &wire.Ack{Cum: half, Limit: 1<<62 - 1})); err != nil {
-		t.Fatal(err)
-	}
-	// (The control reserve is the part of the window only control records use.)
-	if k := sp.sendAll(); k > capBytes || k < capBytes-ctrlReserve-2*DefaultSegmentSize {
-		t.Errorf("after half was acknowledged, %d bytes kept, want about %d", k, capBytes)
-	}
-	sp.close()
+		if n, err := st.Write(make([]byte, 8<<20)); n != 8<<20 || err != nil {
+			t.Fatalf("Write: %d, %v", n, err)
+		}
+		kept := func() uint64 {
+			tc.s.mu.Lock()
+			defer tc.s.mu.Unlock()
+			var k uint64
+			for _, g := range tc.s.snd.segs {
+				k += uint64(len(g.data))
+			}
+			return k
+		}
+		// What the peer sees: segment offsets (the bytes of frames sent),
+		// and where each segment starts.
+		starts := map[uint64]uint64{}
+		var end uint64
+		sent := func() {
+			for _, f := range tc.collect(100 * time.Millisecond)[0] {
+				if g, ok := f.(segmentFrame); ok {
+					starts[g.Seq] = g.Offset
+					end = max(end, g.Offset+g.Len)
+				}
+			}
+		}
+		var most uint64
+		for range 20 {
+			tc.writeFrames(0, ackFrame{Cum: 0, Limit: 1<<62 - 1})
+			sent()
+			most = max(most, kept())
+		}
+		if most == 0 || most > capBytes {
+			t.Errorf("kept %d bytes for retransmission, cap %d", most, capBytes)
+		}
+		if end == 0 || end > capBytes {
+			t.Errorf("the peer got segments up to byte %d acknowledging nothing, want at most the cap, %d", end, capBytes)
+		}
+		// Acknowledging the first half lets as much more go out.
+		tc.mu.Lock()
+		half := tc.nextSeg / 2
+		tc.mu.Unlock()
+		tc.writeFrames(0, ackFrame{Cum: half, Limit: 1<<62 - 1})
+		sent()
+		// (The control reserve is the part of the window only control records use.)
+		if k := kept(); k > capBytes || k < capBytes-ctrlReserve-2*DefaultSegmentSize {
+			t.Errorf("after half was acknowledged, %d bytes kept, want about %d", k, capBytes)
+		}
+		if unacked := end - starts[half]; unacked > capBytes {
+			t.Errorf("after half was acknowledged, the peer got %d bytes beyond it, cap %d", unacked, capBytes)
+		}
+	})
 }
 
 // "A session whose acknowledgements stop progressing while data is
