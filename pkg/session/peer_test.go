@@ -157,7 +157,9 @@ func TestOverlappingSegmentsRefused(t *testing.T) {
 	// window.
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, &Config{RecvWindow: window})
-		most := send(tc, func(k uint64) wire.Segment { return wire.Segment{Seq: 2 * k, Offset: 2 * k * 16 << 10, Payload: payload} }, 1000)
+		most := send(tc, func(k uint64) wire.Segment {
+			return wire.Segment{Seq: 2 * k, Offset: 2 * k * 16 << 10, Payload: payload}
+		}, 1000)
 		// RFC 9000 §4.1: "A receiver MUST close the connection with an
 		// error of type FLOW_CONTROL_ERROR if the sender violates the
 		// advertised connection or stream data limits" (here the
