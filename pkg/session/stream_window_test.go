@@ -98,32 +98,33 @@ func TestSevenUnreadStreamsDefaults(t *testing.T) {
 // to enter the 'Reset Recvd' state. This might cause the delivery of stream
 // data to the application to be interrupted." What CancelWrite's doc now
 // says: what the peer's application read stays read; what it received and
-// had not read is discarded, and its Read fails with the code.
+// had not read is discarded, and its Read fails with the code. (On the
+// harness: the session under test is the reader.)
 func TestResetDiscardsUnreadData(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
-		w, _ := tb.cli.OpenStream()
-		w.Write([]byte("read"))
-		peer := accept(t, tb.srv, time.Second)
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "read"})
+		peer := accept(t, tc.s, time.Second)
 		buf := make([]byte, 16)
 		if n, err := peer.Read(buf); err != nil || string(buf[:n]) != "read" {
 			t.Fatalf("first Read = %q, %v", buf[:n], err)
 		}
-		w.Write([]byte("unread"))
-		time.Sleep(100 * time.Millisecond) // arrives, not read
-		tb.srv.mu.Lock()
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "unread"})
+		tc.advance(100 * time.Millisecond) // arrives, not read
+		tc.s.mu.Lock()
 		buffered := int(peer.recv.buf.held())
-		tb.srv.mu.Unlock()
+		tc.s.mu.Unlock()
 		if buffered != len("unread") {
 			t.Fatalf("server holds %d unread bytes, want %d", buffered, len("unread"))
 		}
-		w.CancelWrite(9)
-		time.Sleep(100 * time.Millisecond)
+		tc.drain(0) // the Acks
+		tc.writeFrames(0, resetFrame{ID: 0, Code: 9})
+		tc.wantAck("the reset is acknowledged", 0, 3)
 		n, err := peer.Read(buf)
 		var se *StreamError
 		if n != 0 || !errors.As(err, &se) || se.ErrorCode != 9 {
 			t.Errorf("Read after the reset = %q, %v; want nothing and the code 9", buf[:n], err)
 		}
+		tc.wantIdle("a reset stream sends nothing back (no STOP_SENDING, RFC 9000 §3.5)")
 	})
 }
