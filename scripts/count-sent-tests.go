@@ -7,7 +7,8 @@
 // readFrame, or wantFrameType) on a harness session (newTestSession,
 // newTestClient...); those that watch the send tap instead (sendTap,
 // startCapture); and those that parse what the session framed for its peer
-// without a network (peer_test.go's scriptedPeer.sentFrames). Names are resolved as a reader would: a function, a
+// without a network (stream_credit_test.go's scriptedPeer.sentFrames,
+// stream_prio_test.go's parseRecords). Names are resolved as a reader would: a function, a
 // package variable, or for x.m any method m of the test files.
 //
 // Usage: go run scripts/count-sent-tests.go [-v] [dir]  (default pkg/session)
@@ -30,6 +31,7 @@ type decl struct {
 	file  string
 	calls []string // names it uses: "f" for a function or variable, ".m" for any method m
 	tap   bool     // assigns sendTap
+	skip  bool     // its first statement is t.Skip(...)
 }
 
 func main() {
@@ -81,6 +83,15 @@ func main() {
 				tests = append(tests, key)
 			}
 			x := &decl{file: filepath.Base(name)}
+			if len(fd.Body.List) > 0 {
+				if es, ok := fd.Body.List[0].(*ast.ExprStmt); ok {
+					if c, ok := es.X.(*ast.CallExpr); ok {
+						if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Skip" {
+							x.skip = true
+						}
+					}
+				}
+			}
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.Ident: // a call, or a function passed on (harnessSides' new)
@@ -146,11 +157,16 @@ func main() {
 		}
 		return false
 	}
-	framed := func(k string) bool { return k == "scriptedPeer.sentFrames" || k == ".sentFrames" }
+	// The helpers that parse the frames a session framed for its peer,
+	// without a network: scriptedPeer.sentFrames, and parseRecords (under
+	// stream_prio_test.go's frameAll).
+	framed := func(k string) bool {
+		return k == "scriptedPeer.sentFrames" || k == ".sentFrames" || k == "parseRecords"
+	}
 	// harness methods are reached by selector name ("."+m); resolve them
 	// to the testSession methods when the function uses a harness session.
 	sort.Strings(tests)
-	var nHarness, nTap, nFramed, nAny int
+	var nHarness, nTap, nFramed, nAny, nSkip int
 	for _, t := range tests {
 		h := reaches(t, harnessSession) && reaches(t, func(k string) bool {
 			return harnessCheck(k) || (strings.HasPrefix(k, ".") && harnessCheck("testSession"+k))
@@ -168,6 +184,9 @@ func main() {
 		}
 		if h || tp || fr {
 			nAny++
+			if decls[t][0].skip {
+				nSkip++
+			}
 		}
 		if *verbose {
 			var vs []string
@@ -183,11 +202,14 @@ func main() {
 			if v == "" {
 				v = "-"
 			}
+			if decls[t][0].skip {
+				v += "(skip)"
+			}
 			fmt.Printf("%-12s %-22s %s\n", v, decls[t][0].file, t)
 		}
 	}
-	fmt.Printf("%s: %d Test functions; %d assert what is sent with the harness (want*/drain/readFrame) (%.0f%%), %d watch the send tap, %d parse what was framed (sentFrames); %d any of these (%.0f%%)\n",
-		dir, len(tests), nHarness, pct(nHarness, len(tests)), nTap, nFramed, nAny, pct(nAny, len(tests)))
+	fmt.Printf("%s: %d Test functions; %d assert what is sent with the harness (want*/drain/readFrame) (%.0f%%), %d watch the send tap, %d parse what was framed (sentFrames, parseRecords); %d any of these (%.0f%%), of which %d are skipped (t.Skip first: bugs they found)\n",
+		dir, len(tests), nHarness, pct(nHarness, len(tests)), nTap, nFramed, nAny, pct(nAny, len(tests)), nSkip)
 }
 
 func recvType(e ast.Expr) string {
