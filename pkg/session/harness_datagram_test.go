@@ -37,7 +37,7 @@ func TestHarnessDatagramsNumberedNotRetransmitted(t *testing.T) {
 	})
 }
 
-// RFC 9221 §5: "An endpoint MUST NOT send DATAGRAM frames that are larger
+// RFC 9221 §3: "An endpoint MUST NOT send DATAGRAM frames that are larger
 // than the max_datagram_frame_size value it has received from its peer."
 // A datagram of MaxDatagramSize bytes goes out whole; one byte more is
 // refused (DatagramTooLargeError) and sends nothing.

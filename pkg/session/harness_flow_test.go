@@ -253,7 +253,7 @@ func TestHarnessNoStreamCreditBeforeAccept(t *testing.T) {
 	})
 }
 
-// RFC 9000 §4.5: "the receiver MUST use the final size of the stream to
+// RFC 9000 §4.5: "The receiver MUST use the final size of the stream to
 // account for all bytes sent on the stream in its connection-level flow
 // controller." and §3.2: "the receiving part of the stream ... can discard
 // any data that it already received". 20,000 unread bytes of a stream the
