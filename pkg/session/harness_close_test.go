@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/emu"
 )
 
 // How a session ends, as its peer sees it (RFC 9000 §10): the close on
@@ -191,5 +193,86 @@ func TestHarnessSecondCloseSendsNothing(t *testing.T) {
 		if err := tc.s.Err(); !errors.As(err, &ae) || ae.Code != 1 {
 			t.Errorf("session error %v, want the first close (code 1)", err)
 		}
+	})
+}
+
+// RFC 9000 §10.2.1: "An endpoint in the closing state sends a packet
+// containing a CONNECTION_CLOSE frame in response to any incoming packet
+// that it attributes to the connection." The session's close is lost (its
+// direction of the link drops everything); once the link is back, within
+// the drain period (lifecycle.go: three PTOs, at least minDrain), the
+// peer's next packet draws the same close again.
+func TestHarnessCloseRepeatedWhileClosing(t *testing.T) {
+	for _, side := range harnessSides {
+		t.Run(side.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tc := side.new(t, nil)
+				link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
+				lossy := link
+				lossy.Loss = 1
+				// Direction a→b is the client's: the session's when it dials.
+				up, down := link, lossy
+				if tc.dial {
+					up, down = lossy, link
+				}
+				if err := tc.paths[0].link.Update(up, down); err != nil {
+					t.Fatal(err)
+				}
+				tc.s.CloseWithError(3, "bye")
+				tc.advance(30 * time.Millisecond) // within the drain period (minDrain: 100 ms)
+				if fs := tc.drain(0); len(fs) > 0 {
+					t.Fatalf("the peer got %v through a link that drops everything", fs)
+				}
+				if err := tc.paths[0].link.Update(link, link); err != nil {
+					t.Fatal(err)
+				}
+				tc.writeFrames(0, pingFrame{})
+				tc.wantFrame("the peer's packet draws the close again", 0, closeFrame{Code: uint64(codeApplication), Reason: appCloseReason(&ApplicationError{Code: 3, Reason: "bye"})})
+				tc.wantIdle("nothing after the close")
+			})
+		})
+	}
+}
+
+// RFC 9000 §10.1: "An endpoint restarts its idle timer when a packet from
+// its peer is received and processed successfully." The peer's
+// application datagrams, one every 1.5 s for 6 s, keep a session with an
+// IdleTimeout of 2 s (and no stream) open; once they stop, it closes about
+// 2 s after the last one.
+func TestHarnessIdleTimerRestartsOnPeerDatagrams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 2 * time.Second
+		tc := newTestSession(t, &Config{IdleTimeout: idle})
+		var last time.Time
+		for k := range 4 {
+			tc.writeFrames(0, appDatagramFrame{Seq: uint64(k), Data: "alive"})
+			last = time.Now()
+			tc.advance(1500 * time.Millisecond)
+			if fs := tc.drain(0); len(fs) > 0 {
+				t.Fatalf("after datagram %d: %v, want nothing (the session is active)", k, fs)
+			}
+		}
+		tc.wantClose("the datagrams stop: the idle timeout", 0, uint64(codeIdleTimeout))
+		if el := time.Since(last); el < idle || el > idle+100*time.Millisecond {
+			t.Errorf("closed %v after the last datagram left the peer, want about %v", el, idle)
+		}
+	})
+}
+
+// RFC 9000 §10.1.2: "An endpoint might need to send ack-eliciting packets
+// to avoid an idle timeout if it is expecting response data but does not
+// have or is unable to send application data." A Listener's session
+// expects nothing: it sends no keep-alive, so over 20 s of quiet not one
+// packet of it reaches the peer (a Dial side's do:
+// TestHarnessDialKeepAliveSendsNoFrames).
+func TestHarnessListenSideSendsNoKeepAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		before := tc.packetsFromSession(0)
+		tc.advance(20 * time.Second)
+		if n := tc.packetsFromSession(0) - before; n != 0 {
+			t.Errorf("20 s of quiet: the Listener's session sent %d packets, want none", n)
+		}
+		tc.wantIdle("and no frame")
 	})
 }
