@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -10,8 +9,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/quic-go/quic-go"
 
 	"github.com/mpqsched/mpqsched/pkg/emu"
 	"github.com/mpqsched/mpqsched/pkg/wire"
@@ -178,44 +175,6 @@ func TestDatagramsRedundantDeliveredOnce(t *testing.T) {
 	if srv.Received != n || srv.Duplicates != n || srv.Late != 0 || srv.Dropped != 0 {
 		t.Errorf("server %+v: want %d received and %d duplicates discarded", srv, n, n)
 	}
-}
-
-// quic-go's Conn.SendDatagram: "If the payload is too large to be sent at
-// the current time, a DatagramTooLargeError is returned." The session's
-// limit is the smallest of its paths' less its header: MaxDatagramSize
-// bytes go through intact, one more is refused with that limit, and after
-// Close the error is ErrClosed.
-func TestDatagramTooLarge(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbedCfgs(t, 1, nil, nil, true, dgramPaths()...)
-		defer tb.close()
-		limit := tb.cli.MaxDatagramSize()
-		// quic-go starts with 1280-byte packets (it takes 1243 bytes of
-		// DATAGRAM payload) and path MTU discovery goes up to 1452-byte
-		// packets.
-		if limit < 1243-wire.MaxAppDatagramHeaderLen || limit > 1452 {
-			t.Fatalf("MaxDatagramSize = %d, want in [%d, 1452]", limit, 1243-wire.MaxAppDatagramHeaderLen)
-		}
-		err := tb.cli.SendDatagram(make([]byte, limit+1))
-		var e *quic.DatagramTooLargeError
-		if !errors.As(err, &e) || e.MaxDatagramPayloadSize != int64(limit) {
-			t.Fatalf("%d bytes: err = %v, want a DatagramTooLargeError with the limit %d", limit+1, err, limit)
-		}
-		sendN(t, tb.cli, 1, limit)
-		if err := receiveN(tb.srv, 1, limit); err != nil {
-			t.Fatalf("server: %v", err)
-		}
-		if st := tb.cli.Stats().Datagrams; st.Sent != 1 {
-			t.Errorf("client stats %+v, want 1 sent: the refused one is not counted", st)
-		}
-		tb.cli.CloseWithError(0, "")
-		if err := tb.cli.SendDatagram([]byte("x")); !errors.Is(err, &ApplicationError{}) {
-			t.Errorf("after close: err = %v, want the local close, *ApplicationError code 0", err)
-		}
-		if n := tb.cli.MaxDatagramSize(); n != 0 {
-			t.Errorf("after close: MaxDatagramSize = %d, want 0", n)
-		}
-	})
 }
 
 // FACTS.md: "Conn.SendDatagram blocks while 32 datagrams are queued. Never

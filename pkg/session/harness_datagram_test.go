@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
 // Application datagrams (RFC 9221 over the session's paths), as the
@@ -39,15 +41,25 @@ func TestHarnessDatagramsNumberedNotRetransmitted(t *testing.T) {
 
 // RFC 9221 §3: "An endpoint MUST NOT send DATAGRAM frames that are larger
 // than the max_datagram_frame_size value it has received from its peer."
-// A datagram of MaxDatagramSize bytes goes out whole; one byte more is
-// refused (DatagramTooLargeError) and sends nothing.
-func TestHarnessDatagramTooLargeSendsNothing(t *testing.T) {
+// and quic-go's Conn.SendDatagram: "If the payload is too large to be sent
+// at the current time, a DatagramTooLargeError is returned." The session's
+// limit is the smallest of its paths' less its header: one byte more is
+// refused with that limit and sends nothing; MaxDatagramSize bytes go out
+// whole; after Close the error is the close's. (Moved from
+// datagram_e2e_test.go onto the harness: the peer sees what goes out.)
+func TestDatagramTooLarge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, nil)
+		tc := newTestClient(t, nil)
 		limit := tc.s.MaxDatagramSize()
-		var tooLarge *quic.DatagramTooLargeError
-		if err := tc.s.SendDatagram(make([]byte, limit+1)); !errors.As(err, &tooLarge) {
-			t.Fatalf("a datagram of %d bytes: %v, want DatagramTooLargeError", limit+1, err)
+		// quic-go starts with 1280-byte packets (it takes 1243 bytes of
+		// DATAGRAM payload) and path MTU discovery goes up to 1452-byte
+		// packets.
+		if limit < 1243-wire.MaxAppDatagramHeaderLen || limit > 1452 {
+			t.Fatalf("MaxDatagramSize = %d, want in [%d, 1452]", limit, 1243-wire.MaxAppDatagramHeaderLen)
+		}
+		var e *quic.DatagramTooLargeError
+		if err := tc.s.SendDatagram(make([]byte, limit+1)); !errors.As(err, &e) || e.MaxDatagramPayloadSize != int64(limit) {
+			t.Fatalf("%d bytes: err = %v, want a DatagramTooLargeError with the limit %d", limit+1, err, limit)
 		}
 		tc.wantIdle("a refused datagram sends nothing")
 		full := strings.Repeat("m", limit)
@@ -56,6 +68,16 @@ func TestHarnessDatagramTooLargeSendsNothing(t *testing.T) {
 		}
 		tc.wantFrame("MaxDatagramSize bytes go out whole", 0, appDatagramFrame{Seq: 0, Data: full})
 		tc.wantIdle("one datagram")
+		if st := tc.s.Stats().Datagrams; st.Sent != 1 {
+			t.Errorf("stats %+v, want 1 sent: the refused one is not counted", st)
+		}
+		tc.s.CloseWithError(0, "")
+		if err := tc.s.SendDatagram([]byte("x")); !errors.Is(err, &ApplicationError{}) {
+			t.Errorf("after close: err = %v, want the local close, *ApplicationError code 0", err)
+		}
+		if n := tc.s.MaxDatagramSize(); n != 0 {
+			t.Errorf("after close: MaxDatagramSize = %d, want 0", n)
+		}
 	})
 }
 
