@@ -110,37 +110,6 @@ func TestForgedWindowCapped(t *testing.T) {
 	})
 }
 
-// "A session whose acknowledgements stop progressing while data is
-// outstanding is closed after a configurable timeout." The clock is
-// injected: no transfer needed.
-func TestAckTimeout(t *testing.T) {
-	sp := newScriptedPeer(t, &Config{AckTimeout: 10 * time.Second})
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	sp.s.now = func() time.Time { return now }
-	st, _ := sp.s.OpenStream()
-	st.Write(make([]byte, 10000))
-	sp.sendAll()
-	for _, step := range []struct {
-		after  time.Duration
-		closed bool
-	}{{time.Second, false}, {9 * time.Second, false}, {10 * time.Second, true}} {
-		sp.s.mu.Lock()
-		sp.s.slots[0], sp.s.npaths = nil, 0 // no QUIC connection to close
-		next := sp.s.timeoutsLocked(now.Add(step.after))
-		closed := sp.s.closed
-		sp.s.mu.Unlock()
-		if closed != step.closed {
-			t.Fatalf("after %v: closed %v, want %v", step.after, closed, step.closed)
-		}
-		if !closed && !next.Equal(now.Add(10*time.Second)) {
-			t.Errorf("after %v: next check at %v, want the timeout", step.after, next.Sub(now))
-		}
-	}
-	if err := sp.s.Err(); !errors.Is(err, ErrAckTimeout) {
-		t.Errorf("err = %v, want ErrAckTimeout", err)
-	}
-}
-
 // "The 1001st session from one address is refused when the per-source
 // limit is 1000", and the total limit likewise; a session that ends frees
 // its place.
