@@ -176,24 +176,65 @@ func TestRegressionStreamsFreed(t *testing.T) {
 }
 
 // Item 4: "One stream that its reader never reads blocks every other
-// stream: a second stream's AcceptStream times out."
+// stream: a second stream's AcceptStream times out." (On the harness: the
+// connection credit the session's Acks return is what is checked.)
 func TestRegressionUnreadStreamBlocksOthers(t *testing.T) {
+	// The sender's half is TestHarnessStreamLimitHoldsOnlyItsStream (a
+	// stream stopped at its limit holds nobody else). The receiver's half,
+	// at the smallest connection window: the peer fills one stream's whole
+	// window and the application never reads it; a second stream of 100
+	// KiB, 1.5 connection windows, still gets through, because the
+	// session's Acks go on raising the connection limit as the second
+	// stream is read.
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
-		hog, _ := tb.cli.OpenStream()
-		go hog.Write(make([]byte, 2*DefaultRecvWindow)) // more than the connection window
-		time.Sleep(2 * time.Second)
-		st, _ := tb.cli.OpenStream()
+		tc := newTestSession(t, &Config{RecvWindow: InitialWindow})
+		limit := tc.opening[0].f.(ackFrame).Limit
+		c, _ := (&Config{RecvWindow: InitialWindow}).withDefaults()
+		tc.writeFrames(0, dataFrame{ID: 0, Data: strings.Repeat("h", c.StreamWindow)}) // the hog's whole window
+		accept(t, tc.s, time.Second)                                                   // the hog, never read
 		msg := strings.Repeat("x", 100<<10)
-		go func() { st.Write([]byte(msg)); st.Close() }()
-		accept(t, tb.srv, time.Second) // the hog, never read
-		// RFC 9000 §4.1: "Stream flow control, which prevents a single stream
-		// from consuming the entire receive buffer for a connection by limiting
-		// the amount of data that can be sent on each stream."
-		other := accept(t, tb.srv, 5*time.Second)
-		if got := readAll(t, other, 5*time.Second); string(got) != msg {
-			t.Errorf("second stream read %d bytes, want %d", len(got), len(msg))
+		got := make(chan string, 1)
+		go func() {
+			// RFC 9000 §4.1: "Stream flow control, which prevents a single
+			// stream from consuming the entire receive buffer for a
+			// connection by limiting the amount of data that can be sent on
+			// each stream."
+			other := accept(t, tc.s, 5*time.Second)
+			got <- string(readAll(t, other, 5*time.Second))
+		}()
+		first, sent, fin := limit, 0, false
+		for range 500 {
+			tc.mu.Lock()
+			off := tc.codec.(*wireV4).off
+			tc.mu.Unlock()
+			// As a sender that keeps within the limit the session announced.
+			if k := min(4000, len(msg)-sent); k > 0 && off+uint64(k)+64 <= limit {
+				tc.writeFrames(0, dataFrame{ID: 4, Data: msg[sent : sent+k]})
+				sent += k
+			} else if sent == len(msg) && !fin {
+				tc.writeFrames(0, finFrame{ID: 4})
+				fin = true
+			}
+			tc.advance(5 * time.Millisecond)
+			for _, f := range tc.drain(0) {
+				if a, ok := f.(ackFrame); ok {
+					limit = max(limit, a.Limit)
+				}
+			}
+			if len(got) > 0 {
+				break
+			}
+		}
+		select {
+		case g := <-got:
+			if g != msg {
+				t.Errorf("second stream read %d bytes, want %d", len(g), len(msg))
+			}
+		default:
+			t.Fatalf("the second stream did not complete: %d of %d bytes sent within the session's limit %d (first %d)", sent, len(msg), limit, first)
+		}
+		if limit < first+uint64(len(msg))/2 {
+			t.Errorf("the session's Acks raised the connection limit from %d to %d, want by at least half the second stream", first, limit)
 		}
 	})
 }
