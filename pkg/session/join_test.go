@@ -155,63 +155,91 @@ func TestPathLimit(t *testing.T) {
 // RFC 9000 §4.6: "An endpoint that is unable to open a new stream due to the
 // peer's limits SHOULD send a STREAMS_BLOCKED frame" — it waits; reaching
 // the limit never ends the session. OpenStream says so at once,
-// OpenStreamSync waits until a stream of the peer's is done.
+// OpenStreamSync waits until a stream of the peer's is done. (On the
+// harness, each end against the scripted peer: the opener sends nothing
+// beyond its credit; the granter sends MAX_STREAMS once a stream is done.)
 func TestStreamLimit(t *testing.T) {
+	// The opener: a Dial side granted 4 streams by its peer.
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, &Config{MaxStreams: 4})
-		defer tb.close()
+		params := peerParams
+		params.MaxStreams = 4
+		tc := newTestClientParams(t, nil, params)
 		var sts []*Stream
 		for i := 0; i < 4; i++ {
-			st, err := tb.cli.OpenStream()
+			st, err := tc.s.OpenStream()
 			if err != nil {
 				t.Fatal(err)
 			}
 			st.Write([]byte("x"))
 			sts = append(sts, st)
 		}
-		if _, err := tb.cli.OpenStream(); !errors.Is(err, ErrStreamLimitReached) {
+		if _, err := tc.s.OpenStream(); !errors.Is(err, ErrStreamLimitReached) {
 			t.Fatalf("fifth OpenStream: err = %v, want ErrStreamLimitReached", err)
 		}
 		got := make(chan *Stream, 1)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			st, err := tb.cli.OpenStreamSync(ctx)
+			st, err := tc.s.OpenStreamSync(ctx)
 			if err != nil {
 				t.Error(err)
 			}
 			got <- st
 		}()
-		time.Sleep(time.Second)
+		for _, f := range without(tc.collect(time.Second)[0]) {
+			if d, ok := f.(dataFrame); ok && d.ID >= 16 {
+				t.Fatalf("%v beyond the 4 streams granted", f)
+			}
+		}
 		select {
 		case <-got:
-			t.Fatal("OpenStreamSync returned before any stream ended")
+			t.Fatal("OpenStreamSync returned before the peer granted a stream")
 		default:
 		}
-		// Both ends finish the first stream: the server grants one more.
-		// RFC 9000 §4.6: "Implementations might choose to increase limits
-		// as streams are closed, to keep the number of streams available
-		// to peers roughly consistent."
-		peer, err := tb.srv.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		sts[0].Close()
-		io.ReadAll(peer)
-		peer.Close()
-		io.ReadAll(sts[0])
+		// The peer grants one more (RFC 9000 §4.6: "Implementations might
+		// choose to increase limits as streams are closed, to keep the
+		// number of streams available to peers roughly consistent.")
+		tc.ackAll(0)
+		tc.writeFrames(0, maxStreamsFrame{Uni: false, Count: 5})
 		select {
 		case st := <-got:
 			if st == nil || st.ID() != 16 { // the fifth client stream (RFC 9000 §2.1: index 4, type 0)
 				t.Fatalf("OpenStreamSync gave %v, want stream 16", st)
 			}
+			st.Write([]byte("fifth"))
+			tc.wantRecord("the fifth stream's data", 0, dataFrame{ID: 16, Data: "fifth"})
 		case <-time.After(5 * time.Second):
-			t.Fatal("OpenStreamSync still waits after a stream ended")
+			t.Fatal("OpenStreamSync still waits after the peer's MAX_STREAMS")
 		}
-		for _, s := range []*Session{tb.cli, tb.srv} {
-			if err := s.Err(); err != nil {
-				t.Errorf("session ended: %v", err)
-			}
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("session ended: %v", err)
+		}
+	})
+	// The granter: a Listen side with MaxStreams 4 grants one more once the
+	// first stream is done both ways, and nothing before.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{MaxStreams: 4})
+		for id := uint64(0); id < 16; id += 4 {
+			tc.writeFrames(0, dataFrame{ID: id, Data: "x"})
+		}
+		peer, err := tc.s.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.advance(50 * time.Millisecond)
+		tc.drain(0)
+		tc.writeFrames(0, finFrame{ID: 0})
+		io.ReadAll(peer)
+		peer.Close()
+		tc.wantRecord("the server ends its side", 0, finFrame{ID: 0})
+		tc.wantRecord("both ends finished the first stream: one more", 0, maxStreamsFrame{Uni: false, Count: 5})
+		tc.ackAll(0)
+		for _, f := range without(tc.collect(100 * time.Millisecond)[0]) {
+			t.Errorf("after the MAX_STREAMS: %v", f) // Acks of the peer's segments aside
+		}
+		tc.wantIdle("one MAX_STREAMS")
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("session ended: %v", err)
 		}
 	})
 }
