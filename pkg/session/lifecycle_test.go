@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/mpqsched/mpqsched/pkg/emu"
 )
 
@@ -241,12 +243,13 @@ func unackedCount(t *testing.T, err error) int {
 }
 
 // The other half of finding 3: when everything written was read and
-// acknowledged, the peer's clean close is a clean end, at both ends.
+// acknowledged, the peer's clean close is a clean end. (On the harness: the
+// peer checks it got every byte and the FIN, and closes as a server
+// would.)
 func TestPeerCloseAfterFullTransferIsClean(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 2, nil)
-		defer tb.close()
-		st, err := tb.cli.OpenStream()
+		tc := newTestClient(t, nil)
+		st, err := tc.s.OpenStream()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,26 +257,64 @@ func TestPeerCloseAfterFullTransferIsClean(t *testing.T) {
 			st.Write(make([]byte, 819_200))
 			st.Close()
 		}()
-		peer := accept(t, tb.srv, time.Second)
-		if n := len(readAll(t, peer, 10*time.Second)); n != 819_200 {
-			t.Fatalf("server read %d bytes, want 819,200", n)
+		// The peer reads every byte and the FIN, acknowledging as they
+		// arrive, then closes cleanly saying it received every segment.
+		var got, fins int
+		for range 300 {
+			for _, f := range tc.collect(10 * time.Millisecond)[0] {
+				switch f := f.(type) {
+				case dataFrame:
+					got += len(f.Data)
+				case finFrame:
+					fins++
+				}
+			}
+			tc.ackAll(0)
+			if fins > 0 && got >= 819_200 {
+				break
+			}
 		}
-		if err := tb.srv.Close(); err != nil {
+		if got != 819_200 || fins != 1 {
+			t.Fatalf("the peer got %d bytes and %d FINs, want 819,200 and one", got, fins)
+		}
+		tc.advance(50 * time.Millisecond) // the last Ack arrives
+		tc.mu.Lock()
+		n := tc.nextSeg
+		tc.mu.Unlock()
+		tc.paths[0].conn.CloseWithError(quic.ApplicationErrorCode(codeNoError), cleanCloseReason(n))
+		select {
+		case <-tc.s.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the session did not end within 5 s of the peer's close")
+		}
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("Err: %v, want nil", err)
+		}
+		if err := tc.s.Close(); err != nil {
+			t.Errorf("Close: %v, want nil", err)
+		}
+		if c := context.Cause(tc.s.Context()); c != ErrClosed {
+			t.Errorf("Context cause %v, want ErrClosed", c)
+		}
+	})
+	// The closing end: a server that read everything closes cleanly, and
+	// its close tells the peer how many segments it received.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		const n = 400_000 // within the server's stream window (the peer does not wait for credit)
+		tc.writeFrames(0, dataFrame{ID: 0, Data: strings.Repeat("u", n)}, finFrame{ID: 0})
+		peer := accept(t, tc.s, time.Second)
+		if got := len(readAll(t, peer, 10*time.Second)); got != n {
+			t.Fatalf("server read %d bytes, want %d", got, n)
+		}
+		tc.mu.Lock()
+		segs := tc.codec.(*wireV4).seq
+		tc.mu.Unlock()
+		if err := tc.s.Close(); err != nil {
 			t.Fatalf("server Close: %v", err)
 		}
-		select {
-		case <-tb.cli.Done():
-		case <-time.After(5 * time.Second):
-			t.Fatal("the client's session did not end within 5 s of the server's close")
-		}
-		if err := tb.cli.Err(); err != nil {
-			t.Errorf("client Err: %v, want nil", err)
-		}
-		if err := tb.cli.Close(); err != nil {
-			t.Errorf("client Close: %v, want nil", err)
-		}
-		if c := context.Cause(tb.cli.Context()); c != ErrClosed {
-			t.Errorf("client Context cause %v, want ErrClosed", c)
+		if c := tc.wantClose("the clean close", 0, uint64(codeNoError)); c.Reason != cleanCloseReason(segs) {
+			t.Errorf("the close says %q, want %q", c.Reason, cleanCloseReason(segs))
 		}
 	})
 }
