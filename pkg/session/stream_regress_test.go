@@ -149,15 +149,21 @@ func TestRegressionCloseDuringBlockedWrite(t *testing.T) {
 // Item 3: "Streams are never freed": locally opened streams stayed in the
 // session, and a peer stream ended with Close then CloseRead without reading
 // to EOF (as pkg/mpfile's retired HTTP/1.1 streams closed) was never
-// removed, so the server died after 256 requests with ErrStreamLimit.
+// removed, so the server died after 256 requests with ErrStreamLimit. (On
+// the harness, each end in turn against the scripted peer.)
 func TestRegressionStreamsFreed(t *testing.T) {
+	const n = 600 // more than DefaultMaxStreams
+	// The server: a peer that opens streams only within the credit the
+	// session grants gets through n requests, because the session's
+	// MAX_STREAMS frames return each stream's credit once it is done
+	// (RFC 9000 §4.6: "Implementations might choose to increase limits as
+	// streams are closed, to keep the number of streams available to peers
+	// roughly consistent.")
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
-		const n = 600 // more than DefaultMaxStreams
+		tc := newTestSession(t, nil)
 		go func() {
 			for {
-				st, err := tb.srv.AcceptStream(context.Background())
+				st, err := tc.s.AcceptStream(context.Background())
 				if err != nil {
 					return
 				}
@@ -170,32 +176,101 @@ func TestRegressionStreamsFreed(t *testing.T) {
 				}()
 			}
 		}()
-		// RFC 9000 §4.6: "Implementations might choose to increase limits
-		// as streams are closed, to keep the number of streams available
-		// to peers roughly consistent." Each of the n streams opens at
-		// once (OpenStream, which does not wait for credit).
-		for i := range n {
-			st, err := tb.cli.OpenStream()
-			if err != nil {
-				t.Fatalf("request %d: %v", i, err)
+		granted := uint64(tc.s.streams.params().MaxStreams)
+		replies, next := 0, uint64(0)
+		for range 2000 {
+			for next < n && next < granted && next < uint64(replies)+32 {
+				id := streamID(next, true, false)
+				tc.writeFrames(0, dataFrame{ID: id, Data: "req"}, finFrame{ID: id})
+				next++
 			}
-			st.Write([]byte("req"))
-			st.Close()
-			if got := readAll(t, st, 5*time.Second); string(got) != "reply" {
-				t.Fatalf("request %d: reply %q", i, got)
+			for _, f := range tc.collect(5 * time.Millisecond)[0] {
+				switch f := f.(type) {
+				case finFrame:
+					replies++
+				case maxStreamsFrame:
+					if !f.Uni {
+						granted = max(granted, f.Count)
+					}
+				}
+			}
+			tc.ackAll(0)
+			if replies == n {
+				break
 			}
 		}
-		time.Sleep(time.Second)
-		for name, s := range map[string]*Session{"client": tb.cli, "server": tb.srv} {
-			if err := s.Err(); err != nil {
-				t.Fatalf("%s session: %v", name, err)
+		if replies != n || granted < n {
+			t.Fatalf("%d replies to %d requests, %d streams granted; want %d and at least %d", replies, next, granted, n, n)
+		}
+		tc.advance(time.Second)
+		if err := tc.s.Err(); err != nil {
+			t.Fatalf("server session: %v", err)
+		}
+		tc.s.mu.Lock()
+		left := tc.s.streams.Len()
+		tc.s.mu.Unlock()
+		if left != 0 {
+			t.Errorf("server keeps %d of %d streams", left, n)
+		}
+	})
+	// The client: each of the n streams opens at once (OpenStream, which
+	// does not wait for credit), as the peer returns credit for the
+	// finished ones, and the session keeps none of them at the end.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestClient(t, nil) // the peer grants 100
+		done := make(chan error, 1)
+		go func() {
+			for i := range n {
+				st, err := tc.s.OpenStream()
+				if err != nil {
+					done <- fmt.Errorf("request %d: %v", i, err)
+					return
+				}
+				st.Write([]byte("req"))
+				st.Close()
+				st.SetReadDeadline(time.Now().Add(5 * time.Second))
+				if got, err := io.ReadAll(st); err != nil || string(got) != "reply" {
+					done <- fmt.Errorf("request %d: reply %q, %v", i, got, err)
+					return
+				}
 			}
-			s.mu.Lock()
-			left := s.streams.Len()
-			s.mu.Unlock()
-			if left != 0 {
-				t.Errorf("%s keeps %d of %d streams", name, left, n)
+			done <- nil
+		}()
+		finished := uint64(0)
+		for range 4000 {
+			var reply []frame
+			for _, f := range tc.collect(5 * time.Millisecond)[0] {
+				if f, ok := f.(finFrame); ok {
+					reply = append(reply, dataFrame{ID: f.ID, Data: "reply"}, finFrame{ID: f.ID})
+					finished++
+				}
 			}
+			if len(reply) > 0 {
+				reply = append(reply, maxStreamsFrame{Count: finished + 100})
+				tc.writeFrames(0, reply...)
+			}
+			tc.ackAll(0)
+			if len(done) > 0 {
+				break
+			}
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("the client finished %d of %d requests", finished, n)
+		}
+		tc.advance(time.Second)
+		if err := tc.s.Err(); err != nil {
+			t.Fatalf("client session: %v", err)
+		}
+		tc.s.mu.Lock()
+		left := tc.s.streams.Len()
+		tc.s.mu.Unlock()
+		if left != 0 {
+			t.Errorf("client keeps %d of %d streams", left, n)
 		}
 	})
 }
