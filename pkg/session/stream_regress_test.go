@@ -281,62 +281,77 @@ func TestRegressionStreamsFreed(t *testing.T) {
 func TestRegressionUnreadStreamBlocksOthers(t *testing.T) {
 	// The sender's half is TestHarnessStreamLimitHoldsOnlyItsStream (a
 	// stream stopped at its limit holds nobody else). The receiver's half,
-	// at the smallest connection window: the peer fills one stream's whole
-	// window and the application never reads it; a second stream of 100
-	// KiB, 1.5 connection windows, still gets through, because the
-	// session's Acks go on raising the connection limit as the second
-	// stream is read.
+	// with the defaults: one stream's whole window unread, and a second
+	// stream of 100 KiB still gets through.
 	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, &Config{RecvWindow: InitialWindow})
-		limit := tc.opening[0].f.(ackFrame).Limit
-		c, _ := (&Config{RecvWindow: InitialWindow}).withDefaults()
-		tc.writeFrames(0, dataFrame{ID: 0, Data: strings.Repeat("h", c.StreamWindow)}) // the hog's whole window
-		accept(t, tc.s, time.Second)                                                   // the hog, never read
-		msg := strings.Repeat("x", 100<<10)
-		got := make(chan string, 1)
-		go func() {
-			// RFC 9000 §4.1: "Stream flow control, which prevents a single
-			// stream from consuming the entire receive buffer for a
-			// connection by limiting the amount of data that can be sent on
-			// each stream."
-			other := accept(t, tc.s, 5*time.Second)
-			got <- string(readAll(t, other, 5*time.Second))
-		}()
-		first, sent, fin := limit, 0, false
-		for range 500 {
-			tc.mu.Lock()
-			off := tc.codec.(*wireV4).off
-			tc.mu.Unlock()
-			// As a sender that keeps within the limit the session announced.
-			if k := min(4000, len(msg)-sent); k > 0 && off+uint64(k)+64 <= limit {
-				tc.writeFrames(0, dataFrame{ID: 4, Data: msg[sent : sent+k]})
-				sent += k
-			} else if sent == len(msg) && !fin {
-				tc.writeFrames(0, finFrame{ID: 4})
-				fin = true
-			}
-			tc.advance(5 * time.Millisecond)
-			for _, f := range tc.drain(0) {
-				if a, ok := f.(ackFrame); ok {
-					limit = max(limit, a.Limit)
-				}
-			}
-			if len(got) > 0 {
-				break
-			}
-		}
-		select {
-		case g := <-got:
-			if g != msg {
-				t.Errorf("second stream read %d bytes, want %d", len(g), len(msg))
-			}
-		default:
-			t.Fatalf("the second stream did not complete: %d of %d bytes sent within the session's limit %d (first %d)", sent, len(msg), limit, first)
-		}
-		if limit < first+uint64(len(msg))/2 {
-			t.Errorf("the session's Acks raised the connection limit from %d to %d, want by at least half the second stream", first, limit)
-		}
+		unreadBeside(t, nil, 1, 100<<10)
 	})
+}
+
+// unreadBeside has the peer fill the whole window of hogs streams, which
+// the application accepts and never reads, then send one more stream of n
+// bytes, keeping within the connection limit the session announces. It
+// fails unless the application reads the last stream whole, because the
+// session's Acks went on raising the limit as it was read (RFC 9000 §4.1:
+// "Stream flow control, which prevents a single stream from consuming the
+// entire receive buffer for a connection by limiting the amount of data
+// that can be sent on each stream.").
+func unreadBeside(t *testing.T, cfg *Config, hogs, n int) {
+	t.Helper()
+	tc := newTestSession(t, cfg)
+	limit := tc.opening[0].f.(ackFrame).Limit
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	c, _ = c.withDefaults()
+	for k := range hogs {
+		tc.writeFrames(0, dataFrame{ID: uint64(4 * k), Data: strings.Repeat("h", c.StreamWindow)}) // a hog's whole window
+		accept(t, tc.s, time.Second)                                                               // never read
+	}
+	id := uint64(4 * hogs)
+	msg := strings.Repeat("x", n)
+	got := make(chan string, 1)
+	go func() {
+		other := accept(t, tc.s, 5*time.Second)
+		got <- string(readAll(t, other, time.Minute))
+	}()
+	first, sent, fin := limit, 0, false
+	for range 20000 {
+		tc.mu.Lock()
+		off := tc.codec.(*wireV4).off
+		tc.mu.Unlock()
+		// As a sender that keeps within the limit the session announced.
+		for k := min(4000, n-sent); k > 0 && off+uint64(k)+64 <= limit; k = min(4000, n-sent) {
+			tc.writeFrames(0, dataFrame{ID: id, Data: msg[sent : sent+k]})
+			sent += k
+			off += uint64(k) + 64
+		}
+		if sent == n && !fin {
+			tc.writeFrames(0, finFrame{ID: id})
+			fin = true
+		}
+		tc.advance(5 * time.Millisecond)
+		for _, f := range tc.drain(0) {
+			if a, ok := f.(ackFrame); ok {
+				limit = max(limit, a.Limit)
+			}
+		}
+		if len(got) > 0 {
+			break
+		}
+	}
+	select {
+	case g := <-got:
+		if g != msg {
+			t.Errorf("stream %d read %d bytes, want %d", id, len(g), n)
+		}
+	default:
+		t.Fatalf("stream %d did not complete beside %d unread streams: %d of %d bytes sent within the session's limit %d (first %d)", id, hogs, sent, n, limit, first)
+	}
+	if limit < first+uint64(n)/2 {
+		t.Errorf("the session's Acks raised the connection limit from %d to %d, want by at least half the last stream", first, limit)
+	}
 }
 
 // Item 7: "SeriesInterval < 0 loops forever under the lock; MaxStreams < 0
