@@ -14,13 +14,14 @@ import (
 // is done once its send side ended, with the reason as its cause: Close
 // (ErrStreamClosed), CancelWrite (the local *StreamError), the peer's
 // CancelRead (RFC 9000 §3.5: STOP_SENDING; a remote *StreamError), or the
-// end of the session.
+// end of the session; and each end of a send side is what the peer
+// receives: FIN, RESET_STREAM, the reset that answers STOP_SENDING, the
+// close. (On the harness.)
 func TestStreamContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
+		tc := newTestClient(t, nil)
 		open := func() *Stream {
-			st, err := tb.cli.OpenStream()
+			st, err := tc.s.OpenStream()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,20 +47,21 @@ func TestStreamContext(t *testing.T) {
 		}
 		closed.Close()
 		wantDone("Close", ctx, func(c error) bool { return errors.Is(c, ErrStreamClosed) })
+		tc.wantRecord("Close: the FIN", 0, finFrame{ID: closed.ID()})
 
 		cancelled := open()
 		ctx = cancelled.Context()
 		cancelled.CancelWrite(5)
 		wantDone("CancelWrite", ctx, func(c error) bool { return errors.As(c, &se) && se.ErrorCode == 5 && !se.Remote })
+		tc.wantRecord("CancelWrite: RESET_STREAM 5", 0, resetFrame{ID: cancelled.ID(), Code: 5})
 
 		stopped := open()
 		stopped.Write([]byte("x"))
 		ctx = stopped.Context()
-		accept(t, tb.srv, time.Second) // closed
-		accept(t, tb.srv, time.Second) // cancelled
-		peer := accept(t, tb.srv, time.Second)
-		peer.CancelRead(6)
+		tc.wantRecord("the data", 0, dataFrame{ID: stopped.ID(), Data: "x"})
+		tc.writeFrames(0, stopFrame{ID: stopped.ID(), Code: 6}) // the peer's CancelRead
 		wantDone("the peer's CancelRead", ctx, func(c error) bool { return errors.As(c, &se) && se.ErrorCode == 6 && se.Remote })
+		tc.wantRecord("the peer's STOP_SENDING is answered", 0, resetFrame{ID: stopped.ID(), Code: 6})
 
 		// Made after the end: done at once, same cause.
 		if c := context.Cause(closed.Context()); !errors.Is(c, ErrStreamClosed) {
@@ -68,11 +70,12 @@ func TestStreamContext(t *testing.T) {
 
 		open1, open2 := open(), open()
 		ctx = open1.Context()
-		tb.cli.CloseWithError(0, "")
+		tc.s.CloseWithError(0, "")
 		wantDone("session end", ctx, func(c error) bool { return c != nil })
 		if open2.Context().Err() == nil {
 			t.Error("a stream's Context made after the session ended is not done")
 		}
+		tc.wantClose("the session's close, after the Ack of the peer's STOP_SENDING", 0, uint64(codeApplication))
 	})
 }
 
