@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
-
-	"github.com/mpqsched/mpqsched/pkg/emu"
 )
 
 // Issue 20, item 7: "Session.Paths() is empty once the peer has closed." A
@@ -72,40 +70,48 @@ func TestPathsAfterPeerClose(t *testing.T) {
 // the session: keep the last path's addresses after close, as quic-go keeps
 // a closed connection's." At a8db118 both returned nil on both ends once
 // the session had ended, and an HTTP/3 handler's RemoteAddr().String()
-// crashed the server.
+// crashed the server. (On the harness, each end in turn.)
 func TestAddrsAfterClose(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
-		spec := emu.PathSpec{Up: link, Down: link}
-		tb := newTestbedOn(t, 1, nil, true, spec, spec)
-		defer tb.close()
-		type pair struct{ local, remote string }
-		addrs := func(s *Session) pair {
-			l, r := s.LocalAddr(), s.RemoteAddr()
-			if l == nil || r == nil {
-				t.Fatalf("LocalAddr %v, RemoteAddr %v: want neither nil", l, r)
-			}
-			return pair{l.String(), r.String()}
+	type pair struct{ local, remote string }
+	addrs := func(t *testing.T, s *Session) pair {
+		l, r := s.LocalAddr(), s.RemoteAddr()
+		if l == nil || r == nil {
+			t.Fatalf("LocalAddr %v, RemoteAddr %v: want neither nil", l, r)
 		}
-		cliBefore, srvBefore := addrs(tb.cli), addrs(tb.srv)
-		if err := tb.srv.Close(); err != nil {
+		return pair{l.String(), r.String()}
+	}
+	// The last path removed is one of the session's paths, so its
+	// addresses are the session's, if not necessarily the first path's.
+	check := func(t *testing.T, name string, s *Session, before pair) {
+		got := addrs(t, s)
+		if got.local == "" || got.remote == "" || got.local == "mpquic:unknown" {
+			t.Errorf("%s after close: %+v, want the last path's addresses (before: %+v)", name, got, before)
+		}
+	}
+	// The server closes: the peer gets its clean close on both paths.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
+		before := addrs(t, tc.s)
+		if err := tc.s.Close(); err != nil {
 			t.Fatalf("server Close: %v", err)
 		}
+		for p := range 2 {
+			tc.wantClose("the clean close on each path", p, uint64(codeNoError))
+		}
+		check(t, "server", tc.s, before)
+	})
+	// The client, closed by its peer.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestClient(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
+		before := addrs(t, tc.s)
+		for _, pp := range tc.paths {
+			pp.conn.CloseWithError(quic.ApplicationErrorCode(codeNoError), cleanCloseReason(0))
+		}
 		select {
-		case <-tb.cli.Done():
+		case <-tc.s.Done():
 		case <-time.After(5 * time.Second):
 			t.Fatal("the client's session did not end within 5 s of the server's close")
 		}
-		// The last path removed is one of the session's paths, so its
-		// addresses are the session's, if not necessarily the first path's.
-		for name, c := range map[string]struct {
-			s      *Session
-			before pair
-		}{"client": {tb.cli, cliBefore}, "server": {tb.srv, srvBefore}} {
-			got := addrs(c.s)
-			if got.local == "" || got.remote == "" || got.local == "mpquic:unknown" {
-				t.Errorf("%s after close: %+v, want the last path's addresses (before: %+v)", name, got, c.before)
-			}
-		}
+		check(t, "client", tc.s, before)
 	})
 }
