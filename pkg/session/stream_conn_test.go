@@ -82,21 +82,20 @@ func TestStreamContext(t *testing.T) {
 // Issue 19, finding 10: "LocalAddr/RemoteAddr on a stream (a net.Conn)".
 // A Stream is a net.Conn whose addresses are the session's first path's,
 // and its deadlines behave as net.Conn's: os.ErrDeadlineExceeded, which is
-// a net.Error with Timeout() true.
+// a net.Error with Timeout() true. (On the harness.)
 func TestStreamNetConn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
-		st, err := tb.cli.OpenStream()
+		tc := newTestClient(t, nil)
+		st, err := tc.s.OpenStream()
 		if err != nil {
 			t.Fatal(err)
 		}
 		var c net.Conn = st
-		if c.LocalAddr() == nil || c.LocalAddr().String() != tb.cli.LocalAddr().String() {
-			t.Errorf("LocalAddr %v, session's %v", c.LocalAddr(), tb.cli.LocalAddr())
+		if c.LocalAddr() == nil || c.LocalAddr().String() != tc.s.LocalAddr().String() {
+			t.Errorf("LocalAddr %v, session's %v", c.LocalAddr(), tc.s.LocalAddr())
 		}
-		if c.RemoteAddr() == nil || c.RemoteAddr().String() != tb.topo.Server.LocalAddr().String() {
-			t.Errorf("RemoteAddr %v, want the server's %v", c.RemoteAddr(), tb.topo.Server.LocalAddr())
+		if c.RemoteAddr() == nil || c.RemoteAddr().String() != tc.topo.Server.LocalAddr().String() {
+			t.Errorf("RemoteAddr %v, want the server's %v", c.RemoteAddr(), tc.topo.Server.LocalAddr())
 		}
 		c.SetDeadline(time.Now().Add(100 * time.Millisecond))
 		_, err = c.Read(make([]byte, 1))
@@ -104,5 +103,8 @@ func TestStreamNetConn(t *testing.T) {
 		if !errors.As(err, &ne) || !ne.Timeout() {
 			t.Errorf("Read past the deadline: %v, want a net.Error that timed out", err)
 		}
+		// A deadline is local: the stream is not cancelled, and the peer
+		// hears nothing of it.
+		tc.wantIdle("a read deadline sends nothing")
 	})
 }
