@@ -322,62 +322,70 @@ func TestPeerCloseAfterFullTransferIsClean(t *testing.T) {
 // CloseWithError's code and reason reach the peer as an *ApplicationError
 // with Remote set (RFC 9000 §10.2: "an endpoint ... sends a
 // CONNECTION_CLOSE frame ... the application error code"), on every path,
-// and the session's own errors never look like one.
+// and the session's own errors never look like one. (On the harness, each
+// end in turn: the close on the wire is checked too.)
 func TestCloseWithErrorCodeReachesPeer(t *testing.T) {
+	const code = ApplicationErrorCode(1<<62 - 1)
+	reason := "going away: " + strings.Repeat("é", 400) // cut to maxCloseReason bytes on the wire
+	// The closing end: every path carries the application's close.
 	synctest.Test(t, func(t *testing.T) {
-		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
-		tb := newTestbedOn(t, 1, nil, true, emu.PathSpec{Up: link, Down: link}, emu.PathSpec{Up: link, Down: link})
-		defer tb.close()
-		st, _ := tb.cli.OpenStream()
-		st.Write([]byte("x"))
-		peer := accept(t, tb.srv, time.Second)
-		const code = ApplicationErrorCode(1<<62 - 1)
-		reason := "going away: " + strings.Repeat("é", 400) // cut to maxCloseReason bytes on the wire
-		tb.cli.CloseWithError(code, reason)
+		tc := newTestClient(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
+		tc.s.CloseWithError(code, reason)
+		for p := range 2 {
+			c := tc.wantClose("the application's close on every path", p, uint64(codeApplication))
+			var ae *ApplicationError
+			if err := parseAppClose(c.Reason); !errors.As(err, &ae) || ae.Code != code || !strings.HasPrefix(reason, ae.Reason) || len(ae.Reason) < maxCloseReason-1 || len(ae.Reason) > maxCloseReason {
+				t.Errorf("path %d: the close carries %v, want code %#x and the reason's first %d bytes", p, err, uint64(code), maxCloseReason)
+			}
+		}
+		var ae *ApplicationError
+		if err := tc.s.Err(); !errors.As(err, &ae) || ae.Remote || ae.Code != code || ae.Reason != reason {
+			t.Errorf("client Err: %v, want its own *ApplicationError", err)
+		}
+	})
+	// The end that receives it: an *ApplicationError with Remote set, in
+	// Err, in a stream's Read and in the Context's cause.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "x"})
+		peer := accept(t, tc.s, time.Second)
+		wire := appCloseReason(&ApplicationError{Code: code, Reason: reason})
+		for _, pp := range tc.paths {
+			pp.conn.CloseWithError(quic.ApplicationErrorCode(codeApplication), wire)
+		}
 		select {
-		case <-tb.srv.Done():
+		case <-tc.s.Done():
 		case <-time.After(time.Second):
 			t.Fatal("the server's session did not end within 1 s")
 		}
 		var ae *ApplicationError
-		if err := tb.srv.Err(); !errors.As(err, &ae) {
+		if err := tc.s.Err(); !errors.As(err, &ae) {
 			t.Fatalf("server Err: %v, want an *ApplicationError", err)
 		}
 		if !ae.Remote || ae.Code != code || !strings.HasPrefix(reason, ae.Reason) || len(ae.Reason) < maxCloseReason-1 || len(ae.Reason) > maxCloseReason {
 			t.Errorf("server sees %+v (reason %d bytes), want Remote, code %#x, the reason's first %d bytes", *ae, len(ae.Reason), uint64(code), maxCloseReason)
 		}
-		if !errors.Is(tb.srv.Err(), &ApplicationError{Code: code, Remote: true}) {
-			t.Errorf("errors.Is(%v, remote code) = false", tb.srv.Err())
+		if !errors.Is(tc.s.Err(), &ApplicationError{Code: code, Remote: true}) {
+			t.Errorf("errors.Is(%v, remote code) = false", tc.s.Err())
 		}
 		if _, err := io.ReadAll(peer); !errors.As(err, &ae) || !ae.Remote {
 			t.Errorf("server stream Read: %v, want the peer's *ApplicationError", err)
 		}
-		if c := context.Cause(tb.srv.Context()); !errors.As(c, &ae) || !ae.Remote {
+		if c := context.Cause(tc.s.Context()); !errors.As(c, &ae) || !ae.Remote {
 			t.Errorf("server Context cause %v, want the peer's *ApplicationError", c)
-		}
-		if err := tb.cli.Err(); !errors.As(err, &ae) || ae.Remote || ae.Code != code || ae.Reason != reason {
-			t.Errorf("client Err: %v, want its own *ApplicationError", err)
 		}
 	})
 	// The session's own errors keep their identity: a protocol violation
-	// is ErrProtocol here and never an *ApplicationError at the peer.
+	// is ErrProtocol here and codeProtocol on the wire, never an
+	// application's close.
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
-		tb.cli.fail(errors.Join(ErrProtocol, errors.New("test")))
-		<-tb.cli.Done()
-		if !errors.Is(tb.cli.Err(), ErrProtocol) {
-			t.Errorf("client Err: %v, want ErrProtocol", tb.cli.Err())
+		tc := newTestClient(t, nil)
+		tc.s.fail(errors.Join(ErrProtocol, errors.New("test")))
+		<-tc.s.Done()
+		if !errors.Is(tc.s.Err(), ErrProtocol) {
+			t.Errorf("client Err: %v, want ErrProtocol", tc.s.Err())
 		}
-		select {
-		case <-tb.srv.Done():
-		case <-time.After(time.Second):
-			t.Fatal("the server's session did not end within 1 s")
-		}
-		var ae *ApplicationError
-		if errors.As(tb.srv.Err(), &ae) {
-			t.Errorf("server Err: %v: an internal close looks like an application's", tb.srv.Err())
-		}
+		tc.wantClose("an internal close carries the session's code", 0, uint64(codeProtocol))
 	})
 }
 
