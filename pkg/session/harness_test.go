@@ -206,6 +206,13 @@ func newTestClient(t *testing.T, cfg *Config, specs ...emu.PathSpec) *testSessio
 // newTestClientParams is newTestClient with the peer granting params.
 func newTestClientParams(t *testing.T, cfg *Config, params wire.Params, specs ...emu.PathSpec) *testSession {
 	t.Helper()
+	return newTestClientPath(t, cfg, params, PathOptions{}, specs...)
+}
+
+// newTestClientPath is newTestClientParams with the session dialling its
+// first path with opts (DialPath).
+func newTestClientPath(t *testing.T, cfg *Config, params wire.Params, opts PathOptions, specs ...emu.PathSpec) *testSession {
+	t.Helper()
 	tc, c, pair := newHarness(t, cfg, specs)
 	tc.dial = true
 	ptr := &quic.Transport{Conn: tc.topo.Server}
@@ -222,7 +229,7 @@ func newTestClientParams(t *testing.T, cfg *Config, params wire.Params, specs ..
 		done := make(chan error, 1)
 		if i == 0 {
 			go func() {
-				s, err := Dial(ctx, tc.topo.Clients[0], tc.topo.Server.LocalAddr(), pair.Client, &c)
+				s, err := DialPath(ctx, tc.topo.Clients[0], tc.topo.Server.LocalAddr(), pair.Client, &c, opts)
 				tc.s = s
 				done <- err
 			}()
