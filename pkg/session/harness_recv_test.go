@@ -160,3 +160,67 @@ func TestHarnessAckRangesBounded(t *testing.T) {
 		}
 	})
 }
+
+// RFC 9000 §3.2: "For bidirectional streams initiated by a peer, receipt
+// of a MAX_STREAM_DATA or STOP_SENDING frame for the sending part of the
+// stream also creates the receiving part." and §3.5: "An endpoint that
+// receives a STOP_SENDING frame MUST send a RESET_STREAM frame if the
+// stream is in the "Ready" or "Send" state." The peer's first frame for its
+// stream 0 is STOP_SENDING: the stream exists (the application accepts
+// it), and the session resets its sending part with the peer's code.
+func TestHarnessStopSendingOpensPeerStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, stopFrame{ID: 0, Code: 4})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		st, err := tc.s.AcceptStream(ctx)
+		if err != nil || st.ID() != 0 {
+			t.Fatalf("AcceptStream = %v, %v; want stream 0, opened by STOP_SENDING", st, err)
+		}
+		tc.wantRecord("STOP_SENDING(4) in Ready: RESET_STREAM(4)", 0, resetFrame{ID: 0, Code: 4})
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("the session ended: %v", err)
+		}
+	})
+}
+
+// RFC 9000 §3.2, as above, for MAX_STREAM_DATA: the peer's first frame for
+// its stream 0 raises the session's limit on it; the stream exists, and
+// the session may send up to the new limit at once.
+func TestHarnessMaxStreamDataOpensPeerStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		params := peerParams
+		params.StreamWindow = 100
+		tc := newTestSessionParams(t, nil, params)
+		tc.writeFrames(0, maxDataFrame{ID: 0, Limit: 300})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		st, err := tc.s.AcceptStream(ctx)
+		if err != nil || st.ID() != 0 {
+			t.Fatalf("AcceptStream = %v, %v; want stream 0, opened by MAX_STREAM_DATA", st, err)
+		}
+		st.Write(make([]byte, 500))
+		if end := streamEnd(tc.collect(100*time.Millisecond)[0], 0); end != 300 {
+			t.Errorf("sent up to byte %d of stream 0, want the 300 its MAX_STREAM_DATA allows", end)
+		}
+	})
+}
+
+// RFC 9000 §4.5: "Once a final size for a stream is known, it cannot
+// change." The same final size again is no change: a RESET_STREAM whose
+// final size is the one the FIN gave closes nothing, and is only
+// acknowledged.
+func TestHarnessResetAtKnownFinalSizeAccepted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "abc"}, finFrame{ID: 0})
+		tc.wantAck("the stream", 0, 1)
+		tc.writeFrames(0, resetFrame{ID: 0, Code: 1}) // final size 3
+		tc.wantAck("the reset", 0, 2)
+		tc.wantIdle("no close")
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("the session ended: %v", err)
+		}
+	})
+}
