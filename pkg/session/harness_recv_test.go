@@ -201,7 +201,7 @@ func TestHarnessMaxStreamDataOpensPeerStream(t *testing.T) {
 			t.Fatalf("AcceptStream = %v, %v; want stream 0, opened by MAX_STREAM_DATA", st, err)
 		}
 		st.Write(make([]byte, 500))
-		if end := streamEnd(tc.collect(100*time.Millisecond)[0], 0); end != 300 {
+		if end := streamEnd(tc.collect(100 * time.Millisecond)[0], 0); end != 300 {
 			t.Errorf("sent up to byte %d of stream 0, want the 300 its MAX_STREAM_DATA allows", end)
 		}
 	})
