@@ -185,91 +185,134 @@ func TestUniStreamWrongDirection(t *testing.T) {
 	}
 }
 
-// End to end in virtual time: each end opens a unidirectional stream and
-// sends 1 MiB on it; the other accepts it with AcceptUniStream and reads
-// every byte. With MaxUniStreams 2, the client's third OpenUniStreamSync
-// waits until the server has read a stream to its end.
+// Each end opens a unidirectional stream and sends 1 MiB on it; the other
+// accepts it with AcceptUniStream and reads every byte. With MaxUniStreams
+// 2, the client's third OpenUniStreamSync waits until the server has read a
+// stream to its end. (On the harness, each end in turn: the sender's
+// frames, the receiver's MAX_STREAMS.)
 func TestUniStreamsE2E(t *testing.T) {
+	data := bytes.Repeat([]byte("unidirectional"), 1<<20/14)
+	// The sender: a client granted 2 uni streams sends 1 MiB on its first,
+	// every byte once and in order, then the FIN; its third and fourth
+	// OpenUniStreamSync wait for the peer's MAX_STREAMS (uni).
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, &Config{MaxUniStreams: 2})
-		defer tb.close()
-		data := bytes.Repeat([]byte("unidirectional"), 1<<20/14)
-		send := func(ws *SendStream) {
+		params := peerParams
+		params.MaxUniStreams = 2
+		tc := newTestClientParams(t, nil, params)
+		ws, err := tc.s.OpenUniStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
 			if _, err := ws.Write(data); err != nil {
 				t.Errorf("stream %d: %v", ws.ID(), err)
 			}
 			ws.Close()
+		}()
+		var got bytes.Buffer
+		fins := 0
+		for range 500 {
+			for _, f := range tc.collect(10 * time.Millisecond)[0] {
+				switch f := f.(type) {
+				case dataFrame:
+					if f.ID != ws.ID() || f.Off != uint64(got.Len()) {
+						t.Fatalf("%v after %d bytes of stream %d", f, got.Len(), ws.ID())
+					}
+					got.WriteString(f.Data)
+				case finFrame:
+					fins++
+				}
+			}
+			tc.mu.Lock()
+			cum := tc.nextSeg
+			tc.mu.Unlock()
+			tc.writeFrames(0, ackFrame{Cum: cum, Limit: 1 << 24})
+			if fins > 0 {
+				break
+			}
 		}
-		for _, pair := range [][2]*Session{{tb.cli, tb.srv}, {tb.srv, tb.cli}} {
-			ws, err := pair[0].OpenUniStream()
-			if err != nil {
-				t.Fatal(err)
-			}
-			go send(ws)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			rs, err := pair[1].AcceptUniStream(ctx)
-			cancel()
-			if err != nil || rs.ID() != ws.ID() {
-				t.Fatalf("AcceptUniStream = %v, %v; want stream %d", rs, err, ws.ID())
-			}
-			rs.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if got, err := io.ReadAll(rs); err != nil || !bytes.Equal(got, data) {
-				t.Fatalf("read %d bytes, %v; want the %d written", len(got), err, len(data))
-			}
+		if !bytes.Equal(got.Bytes(), data) || fins != 1 {
+			t.Fatalf("the peer got %d bytes and %d FINs, want the %d written and one", got.Len(), fins, len(data))
 		}
-		// The client's uni credit: 2, the first stream done and read.
-		second, _ := tb.cli.OpenUniStream()
+		second, _ := tc.s.OpenUniStream()
 		second.Write([]byte("2"))
 		second.Close()
-		third := make(chan *SendStream, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			ws, err := tb.cli.OpenUniStreamSync(ctx)
-			if err != nil {
-				t.Errorf("OpenUniStreamSync: %v", err)
+		tc.wantRecord("the second uni stream", 0, dataFrame{ID: second.ID(), Data: "2"})
+		next := func() chan *SendStream {
+			c := make(chan *SendStream, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				ws, _ := tc.s.OpenUniStreamSync(ctx)
+				c <- ws
+			}()
+			return c
+		}
+		for k, want := range []uint64{streamID(2, true, true), streamID(3, true, true)} {
+			c := next()
+			tc.advance(time.Second)
+			select {
+			case <-c:
+				t.Fatalf("OpenUniStreamSync beyond the peer's %d uni streams returned", 2+k)
+			default:
 			}
-			third <- ws
-		}()
-		time.Sleep(time.Second)
-		select {
-		case <-third:
-			// The first stream's credit came back once the server read it.
-		default:
-			t.Fatal("OpenUniStreamSync waits with one stream of credit left")
+			tc.writeFrames(0, maxStreamsFrame{Uni: true, Count: uint64(3 + k)})
+			select {
+			case ws := <-c:
+				if ws == nil || ws.ID() != want {
+					t.Errorf("uni stream %v, want ID %d", ws, want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("OpenUniStreamSync still waits after the peer's MAX_STREAMS")
+			}
 		}
-		fourth := make(chan *SendStream, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			ws, _ := tb.cli.OpenUniStreamSync(ctx)
-			fourth <- ws
-		}()
-		time.Sleep(time.Second)
-		select {
-		case <-fourth:
-			t.Fatal("OpenUniStreamSync beyond the server's MaxUniStreams 2 returned")
-		default:
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("client: %v", err)
 		}
+	})
+	// The receiver: a server with MaxUniStreams 2 accepts the peer's uni
+	// streams with AcceptUniStream, reads every byte, and returns each
+	// one's credit (MAX_STREAMS uni 3, then 4) once read to its end.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{MaxUniStreams: 2})
+		small := data[:400_000] // within the session's stream window: the peer does not wait for credit
+		tc.writeFrames(0, dataFrame{ID: 2, Data: string(small)}, finFrame{ID: 2})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		rs, err := tb.srv.AcceptUniStream(ctx)
-		if err != nil {
-			t.Fatal(err)
+		rs, err := tc.s.AcceptUniStream(ctx)
+		if err != nil || rs.ID() != 2 {
+			t.Fatalf("AcceptUniStream = %v, %v; want stream 2", rs, err)
+		}
+		rs.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if got, err := io.ReadAll(rs); err != nil || !bytes.Equal(got, small) {
+			t.Fatalf("read %d bytes, %v; want the %d written", len(got), err, len(small))
+		}
+		// (MAX_STREAM_DATA may come first: the application read as the
+		// data arrived, before the FIN.)
+		wantPast := func(expectation string, want frame) {
+			t.Helper()
+			for {
+				f, _ := tc.readFrame(0)
+				switch f.(type) {
+				case segmentFrame, ackFrame, maxDataFrame:
+					continue
+				}
+				if f != want {
+					t.Fatalf("%s: got %v, want %v", expectation, f, want)
+				}
+				return
+			}
+		}
+		wantPast("the first uni stream read: its credit back", maxStreamsFrame{Uni: true, Count: 3})
+		tc.writeFrames(0, dataFrame{ID: 6, Data: "2"}, finFrame{ID: 6})
+		rs, err = tc.s.AcceptUniStream(ctx)
+		if err != nil || rs.ID() != 6 {
+			t.Fatalf("AcceptUniStream = %v, %v; want stream 6", rs, err)
 		}
 		io.ReadAll(rs)
-		select {
-		case ws := <-fourth:
-			if ws == nil || ws.ID() != streamID(3, true, true) {
-				t.Errorf("fourth uni stream %v, want ID %d", ws, streamID(3, true, true))
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("OpenUniStreamSync still waits after the server read a stream")
-		}
-		for name, s := range map[string]*Session{"client": tb.cli, "server": tb.srv} {
-			if err := s.Err(); err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
+		wantPast("the second one read", maxStreamsFrame{Uni: true, Count: 4})
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("server: %v", err)
 		}
 	})
 }
