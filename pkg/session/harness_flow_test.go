@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -301,5 +302,54 @@ func TestHarnessConnectionWindowViolationCloses(t *testing.T) {
 		if err := tc.s.Err(); !errors.Is(err, ErrFlowControl) {
 			t.Errorf("session error %v, want ErrFlowControl", err)
 		}
+	})
+}
+
+// RFC 9000 §4.6 ("Implementations might choose to increase limits as
+// streams are closed") for a stream the peer reset: a peer uni stream that
+// the application accepts and whose reset it reads is done, and its credit
+// comes back as for one read to its end: MAX_STREAMS (uni) 5 of 4.
+func TestHarnessUniStreamCreditAfterPeerReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{MaxUniStreams: 4})
+		tc.writeFrames(0, dataFrame{ID: 2, Data: "partial"}, resetFrame{ID: 2, Code: 3})
+		rs, err := tc.s.AcceptUniStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var se *StreamError
+		if _, err := io.ReadAll(rs); !errors.As(err, &se) || se.ErrorCode != 3 {
+			t.Fatalf("Read: %v, want the peer's reset (code 3)", err)
+		}
+		var got []frame
+		for _, f := range without(tc.collect(100 * time.Millisecond)[0]) {
+			if _, ok := f.(ackReqFrame); !ok { // the MAX_STREAMS awaits its Ack
+				got = append(got, f)
+			}
+		}
+		if want := []frame{maxStreamsFrame{Uni: true, Count: 5}}; !reflect.DeepEqual(got, want) {
+			t.Errorf("the session sent %v, want %v (and no STOP_SENDING for a reset stream)", got, want)
+		}
+		tc.ackAll(0)
+		tc.wantIdle("one MAX_STREAMS")
+	})
+}
+
+// RFC 9000 §2.1 and §3: a unidirectional stream has one part. CancelRead on
+// the peer's uni stream sends STOP_SENDING, and no RESET_STREAM (there is
+// no sending part to reset).
+func TestHarnessCancelReadOnUniStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, dataFrame{ID: 2, Data: "unwanted"})
+		rs, err := tc.s.AcceptUniStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.wantAck("the data", 0, 1)
+		rs.CancelRead(9)
+		tc.wantRecord("CancelRead(9): STOP_SENDING 9", 0, stopFrame{ID: 2, Code: 9})
+		tc.ackAll(0)
+		tc.wantIdle("no RESET_STREAM on a receive-only stream")
 	})
 }
