@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // A peer that breaks a stream rule of RFC 9000 gets its connection closed:
@@ -210,5 +211,54 @@ func TestHarnessCancelReadTwiceOneStopSending(t *testing.T) {
 		st.CancelRead(3)
 		tc.ackAll(0)
 		tc.wantIdle("one STOP_SENDING for two CancelReads")
+	})
+}
+
+// RFC 9000 §3.5: "An endpoint that receives a STOP_SENDING frame MUST send
+// a RESET_STREAM frame if the stream is in the "Ready" or "Send" state."
+// and "An endpoint SHOULD copy the error code from the STOP_SENDING frame
+// to the RESET_STREAM frame it sends", for the session's own
+// unidirectional stream.
+func TestHarnessStopSendingOnUniStreamAnsweredWithReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		ss, err := tc.s.OpenUniStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss.Write([]byte("pushed"))
+		tc.wantRecord("the uni stream's data", 0, dataFrame{ID: ss.ID(), Data: "pushed"})
+		tc.ackAll(0)
+		tc.writeFrames(0, stopFrame{ID: ss.ID(), Code: 11})
+		tc.wantRecord("STOP_SENDING(11) is answered by RESET_STREAM(11)", 0, resetFrame{ID: ss.ID(), Code: 11})
+		tc.ackAll(0)
+		for _, f := range without(tc.collect(100 * time.Millisecond)[0]) {
+			t.Errorf("after the reset: %v", f)
+		}
+		tc.wantIdle("one reset")
+	})
+}
+
+// RFC 9000 §3.5, as above: once the RESET_STREAM went out the stream is in
+// "Reset Sent", and a second STOP_SENDING (the peer's copy, or a late one)
+// draws no second reset.
+func TestHarnessSecondStopSendingNoSecondReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Write([]byte("more to come"))
+		tc.wantRecord("the data", 0, dataFrame{ID: st.ID(), Data: "more to come"})
+		tc.ackAll(0)
+		tc.writeFrames(0, stopFrame{ID: st.ID(), Code: 9})
+		tc.wantRecord("the first STOP_SENDING's reset", 0, resetFrame{ID: st.ID(), Code: 9})
+		tc.ackAll(0)
+		tc.writeFrames(0, stopFrame{ID: st.ID(), Code: 9})
+		for _, f := range without(tc.collect(100 * time.Millisecond)[0]) {
+			t.Errorf("after a second STOP_SENDING: %v", f)
+		}
+		tc.wantIdle("one reset")
 	})
 }
