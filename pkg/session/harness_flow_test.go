@@ -168,8 +168,9 @@ func TestHarnessStreamLimitHoldsOnlyItsStream(t *testing.T) {
 
 // RFC 9000 §4.6: "Implementations might choose to increase limits as
 // streams are closed, to keep the number of streams available to peers
-// roughly consistent." and §4.2: "frequently sending frames with small
-// changes is undesirable". With MaxStreams 16 the credit goes back in
+// roughly consistent." and §4.2's reason for not sending MAX_DATA on every
+// change, which holds for MAX_STREAMS too: "Control frames contribute to
+// connection overhead." With MaxStreams 16 the credit goes back in
 // steps of 2 (an eighth): one finished stream sends no MAX_STREAMS, the
 // second sends MAX_STREAMS 18.
 func TestHarnessStreamCreditBatched(t *testing.T) {
