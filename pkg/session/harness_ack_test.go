@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/emu"
 )
 
 // Acknowledgements the session asks for and gives (RFC 9000 §13.2, RFC
@@ -142,5 +144,37 @@ func TestHarnessDuplicateSegmentAcknowledged(t *testing.T) {
 			t.Errorf("%d Acks for the copy, want 1", acks)
 		}
 		tc.wantIdle("nothing more")
+	})
+}
+
+// RFC 9000 §13.3: "ACK frames carry the most recent set of acknowledgments
+// and the acknowledgment delay from the largest acknowledged packet, as
+// described in Section 13.2.1. Delaying the transmission of packets
+// containing ACK frames or resending old ACK frames can cause the peer to
+// generate an inflated RTT sample or unnecessarily disable ECN." The
+// session's Ack of a segment is lost (its direction of the link drops
+// everything); the session does not send it again by itself; the peer's
+// AckReq draws a fresh one.
+func TestHarnessLostAckNotResent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
+		lossy := link
+		lossy.Loss = 1
+		if err := tc.paths[0].link.Update(link, lossy); err != nil { // a: the peer, b: the session
+			t.Fatal(err)
+		}
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "acknowledged into the void"})
+		tc.advance(100 * time.Millisecond)
+		if err := tc.paths[0].link.Update(link, link); err != nil {
+			t.Fatal(err)
+		}
+		if fs := tc.drain(0); len(fs) > 0 {
+			t.Fatalf("the peer got %v through a link that drops everything", fs)
+		}
+		tc.wantIdle("a lost Ack is not sent again")
+		tc.writeFrames(0, ackReqFrame{})
+		tc.wantAck("the peer's AckReq draws a fresh Ack", 0, 1)
+		tc.wantIdle("one Ack")
 	})
 }
