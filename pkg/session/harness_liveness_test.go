@@ -168,3 +168,47 @@ func covers(s rangeset, lo, hi uint64) bool {
 }
 
 var errGap = errors.New("gap")
+
+// RFC 9000 §13.3: "Cancellation of stream transmission, as carried in a
+// RESET_STREAM frame, is sent until acknowledged or until all stream data
+// is acknowledged by the peer". The reset goes out on the fast path, which
+// goes dark before it arrives; the peer acknowledges what reaches it on the
+// other path, and the reset reaches it there.
+func TestHarnessLostResetSentAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const slow, fast = 0, 1
+		tc := newTestSession(t, nil, harnessLink(20*time.Millisecond), harnessLink(5*time.Millisecond))
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Write([]byte("abandoned"))
+		tc.wantRecord("the data, on the fast path", fast, dataFrame{ID: st.ID(), Data: "abandoned"})
+		tc.ackAll(fast)
+		tc.advance(20 * time.Millisecond)
+		tc.drain(fast)
+		st.CancelWrite(8)
+		tc.paths[fast].link.SetDown(true) // before the reset can arrive
+		acks := peerAcks{seen: map[uint64]bool{}}
+		resets := 0
+		for range 150 {
+			fs := tc.collect(20 * time.Millisecond)
+			acks.add(fs[slow])
+			for _, f := range fs[slow] {
+				if r, ok := f.(resetFrame); ok && r == (resetFrame{ID: st.ID(), Code: 8}) {
+					resets++
+				}
+			}
+			tc.writeFrames(slow, acks.ack())
+			if resets > 0 {
+				break
+			}
+		}
+		if resets == 0 {
+			t.Fatal("the reset lost on the dark path never reached the peer on the other path")
+		}
+		if _, down := tc.paths[fast].link.Stats(); down.DroppedOutage == 0 { // the session is the server: b to a
+			t.Fatal("nothing the session sent was lost on the fast path: the test tests nothing")
+		}
+	})
+}
