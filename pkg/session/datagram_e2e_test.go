@@ -140,6 +140,25 @@ func TestDatagramsDefaultFastestPath(t *testing.T) {
 	if cli.Sent != n || cli.Copies != 0 || srv.Received != n || srv.Duplicates != 0 {
 		t.Errorf("client %+v, server %+v: want %d sent once and received once", cli, srv, n)
 	}
+	// What the peer receives, on the harness: the session's datagrams on
+	// the path of the lower RTT, none on the other.
+	synctest.Test(t, func(t *testing.T) {
+		const slow, fast = 0, 1
+		tc := newTestSession(t, nil, harnessLink(30*time.Millisecond), harnessLink(5*time.Millisecond))
+		for k := range 10 {
+			if err := tc.s.SendDatagram(fmt.Appendf(nil, "%d", k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := tc.collect(200 * time.Millisecond)
+		if len(got[slow]) != 0 {
+			t.Errorf("slow path: %v, want nothing", got[slow])
+		}
+		if len(got[fast]) != 10 {
+			t.Errorf("fast path: %d datagrams (%v), want 10", len(got[fast]), got[fast])
+		}
+	})
+
 }
 
 // A scheduler that implements sched.DatagramScheduler decides: pinned to
@@ -175,6 +194,19 @@ func TestDatagramsRedundantDeliveredOnce(t *testing.T) {
 	if srv.Received != n || srv.Duplicates != n || srv.Late != 0 || srv.Dropped != 0 {
 		t.Errorf("server %+v: want %d received and %d duplicates discarded", srv, n, n)
 	}
+	// What the peer receives, on the harness: the copies carry the same
+	// sequence number, which is what lets the receiver discard them.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{Scheduler: "redundant"}, harnessLink(5*time.Millisecond), harnessLink(15*time.Millisecond))
+		if err := tc.s.SendDatagram([]byte("both ways")); err != nil {
+			t.Fatal(err)
+		}
+		for p := range 2 {
+			tc.wantFrame("a copy on each path, one sequence number", p, appDatagramFrame{Seq: 0, Data: "both ways"})
+		}
+		tc.wantIdle("one copy per path")
+	})
+
 }
 
 // FACTS.md: "Conn.SendDatagram blocks while 32 datagrams are queued. Never

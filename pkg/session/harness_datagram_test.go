@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/quic-go/quic-go"
 
@@ -78,44 +77,5 @@ func TestDatagramTooLarge(t *testing.T) {
 		if n := tc.s.MaxDatagramSize(); n != 0 {
 			t.Errorf("after close: MaxDatagramSize = %d, want 0", n)
 		}
-	})
-}
-
-// Issue 19: "The scheduler chooses the datagram's path (extend the sched
-// interface, default the fastest live path)." With minRTT, which does not
-// choose, the session's datagrams go on the path of the lower RTT, none on
-// the other.
-func TestHarnessDatagramsOnFastestPath(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const slow, fast = 0, 1
-		tc := newTestSession(t, nil, harnessLink(30*time.Millisecond), harnessLink(5*time.Millisecond))
-		for k := range 10 {
-			if err := tc.s.SendDatagram(fmt.Appendf(nil, "%d", k)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got := tc.collect(200 * time.Millisecond)
-		if len(got[slow]) != 0 {
-			t.Errorf("slow path: %v, want nothing", got[slow])
-		}
-		if len(got[fast]) != 10 {
-			t.Errorf("fast path: %d datagrams (%v), want 10", len(got[fast]), got[fast])
-		}
-	})
-}
-
-// Issue 19: "a redundant scheduler may copy a datagram to several paths,
-// and the receiver discards duplicates." The copies carry the same
-// sequence number, which is what lets the receiver discard them.
-func TestHarnessRedundantDatagramCopiesShareSeq(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, &Config{Scheduler: "redundant"}, harnessLink(5*time.Millisecond), harnessLink(15*time.Millisecond))
-		if err := tc.s.SendDatagram([]byte("both ways")); err != nil {
-			t.Fatal(err)
-		}
-		for p := range 2 {
-			tc.wantFrame("a copy on each path, one sequence number", p, appDatagramFrame{Seq: 0, Data: "both ways"})
-		}
-		tc.wantIdle("one copy per path")
 	})
 }
