@@ -219,7 +219,8 @@ func TestAckCostBoundedByRanges(t *testing.T) {
 	}
 }
 
-// AckReqs are answered at most once per ackReqInterval.
+// AckReqs are answered at most once per ackReqInterval: the receiver's
+// schedule, step by step, then what a burst draws on the wire.
 func TestAckRequestsRateLimited(t *testing.T) {
 	var r receiver
 	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -243,6 +244,28 @@ func TestAckRequestsRateLimited(t *testing.T) {
 			r.ackDue = time.Time{}
 		}
 	}
+	// On the wire (the harness): 20 AckReqs, one a millisecond, draw one
+	// Ack per ackReqInterval (5 ms), all alike, not one each.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "x"})
+		first, _ := tc.wantAck("the segment", 0, 1)
+		tc.advance(time.Second)
+		for range 20 {
+			tc.writeFrames(0, ackReqFrame{})
+			tc.advance(time.Millisecond)
+		}
+		fs := tc.collect(100 * time.Millisecond)[0]
+		if len(fs) < 3 || len(fs) > 6 {
+			t.Errorf("20 AckReqs over 20 ms drew %d Acks, want 3 to 6 (one per %v)", len(fs), ackReqInterval)
+		}
+		for _, f := range fs {
+			if a, ok := f.(ackFrame); !ok || a.Cum != first.Cum || a.Limit != first.Limit {
+				t.Errorf("got %v, want %v again", f, first)
+			}
+		}
+		tc.wantIdle("nothing more")
+	})
 }
 
 // FuzzSessionReceive drives the receive side with arbitrary scripts of an
