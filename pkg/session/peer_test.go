@@ -101,13 +101,6 @@ func (sp *scriptedPeer) close() {
 	sp.s.CloseWithError(0, "")
 }
 
-// held is what the streams' receive buffers hold, bytes.
-func (sp *scriptedPeer) held() uint64 {
-	sp.s.mu.Lock()
-	defer sp.s.mu.Unlock()
-	return sp.s.rcv.buffered
-}
-
 // Issue 10, item 1: "The reorder buffer is bounded by segment count, not
 // bytes ... its consistency check allows overlapping offsets." A peer that
 // sends overlapping out-of-order segments cannot make the session hold more
