@@ -60,11 +60,6 @@ func (sp *scriptedPeer) data(id uint64, p []byte) {
 	sp.offs[id] = off + uint64(len(p))
 }
 
-// fin ends stream id at its next offset (a STREAM frame with only the FIN).
-func (sp *scriptedPeer) fin(id uint64) {
-	sp.frames(wire.AppendStreamFrameHeader(nil, id, sp.offs[id], 0, true))
-}
-
 // reset sends RESET_STREAM for stream id with code, its final size the
 // stream's next offset.
 func (sp *scriptedPeer) reset(id, code uint64) {
