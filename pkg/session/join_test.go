@@ -164,14 +164,12 @@ func TestStreamLimit(t *testing.T) {
 		params := peerParams
 		params.MaxStreams = 4
 		tc := newTestClientParams(t, nil, params)
-		var sts []*Stream
 		for i := 0; i < 4; i++ {
 			st, err := tc.s.OpenStream()
 			if err != nil {
 				t.Fatal(err)
 			}
 			st.Write([]byte("x"))
-			sts = append(sts, st)
 		}
 		if _, err := tc.s.OpenStream(); !errors.Is(err, ErrStreamLimitReached) {
 			t.Fatalf("fifth OpenStream: err = %v, want ErrStreamLimitReached", err)
