@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -10,8 +9,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/quic-go/quic-go"
 
 	"github.com/mpqsched/mpqsched/pkg/emu"
 	"github.com/mpqsched/mpqsched/pkg/wire"
@@ -143,6 +140,25 @@ func TestDatagramsDefaultFastestPath(t *testing.T) {
 	if cli.Sent != n || cli.Copies != 0 || srv.Received != n || srv.Duplicates != 0 {
 		t.Errorf("client %+v, server %+v: want %d sent once and received once", cli, srv, n)
 	}
+	// What the peer receives, on the harness: the session's datagrams on
+	// the path of the lower RTT, none on the other.
+	synctest.Test(t, func(t *testing.T) {
+		const slow, fast = 0, 1
+		tc := newTestSession(t, nil, harnessLink(30*time.Millisecond), harnessLink(5*time.Millisecond))
+		for k := range 10 {
+			if err := tc.s.SendDatagram(fmt.Appendf(nil, "%d", k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := tc.collect(200 * time.Millisecond)
+		if len(got[slow]) != 0 {
+			t.Errorf("slow path: %v, want nothing", got[slow])
+		}
+		if len(got[fast]) != 10 {
+			t.Errorf("fast path: %d datagrams (%v), want 10", len(got[fast]), got[fast])
+		}
+	})
+
 }
 
 // A scheduler that implements sched.DatagramScheduler decides: pinned to
@@ -178,44 +194,19 @@ func TestDatagramsRedundantDeliveredOnce(t *testing.T) {
 	if srv.Received != n || srv.Duplicates != n || srv.Late != 0 || srv.Dropped != 0 {
 		t.Errorf("server %+v: want %d received and %d duplicates discarded", srv, n, n)
 	}
-}
-
-// quic-go's Conn.SendDatagram: "If the payload is too large to be sent at
-// the current time, a DatagramTooLargeError is returned." The session's
-// limit is the smallest of its paths' less its header: MaxDatagramSize
-// bytes go through intact, one more is refused with that limit, and after
-// Close the error is ErrClosed.
-func TestDatagramTooLarge(t *testing.T) {
+	// What the peer receives, on the harness: the copies carry the same
+	// sequence number, which is what lets the receiver discard them.
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbedCfgs(t, 1, nil, nil, true, dgramPaths()...)
-		defer tb.close()
-		limit := tb.cli.MaxDatagramSize()
-		// quic-go starts with 1280-byte packets (it takes 1243 bytes of
-		// DATAGRAM payload) and path MTU discovery goes up to 1452-byte
-		// packets.
-		if limit < 1243-wire.MaxAppDatagramHeaderLen || limit > 1452 {
-			t.Fatalf("MaxDatagramSize = %d, want in [%d, 1452]", limit, 1243-wire.MaxAppDatagramHeaderLen)
+		tc := newTestSession(t, &Config{Scheduler: "redundant"}, harnessLink(5*time.Millisecond), harnessLink(15*time.Millisecond))
+		if err := tc.s.SendDatagram([]byte("both ways")); err != nil {
+			t.Fatal(err)
 		}
-		err := tb.cli.SendDatagram(make([]byte, limit+1))
-		var e *quic.DatagramTooLargeError
-		if !errors.As(err, &e) || e.MaxDatagramPayloadSize != int64(limit) {
-			t.Fatalf("%d bytes: err = %v, want a DatagramTooLargeError with the limit %d", limit+1, err, limit)
+		for p := range 2 {
+			tc.wantFrame("a copy on each path, one sequence number", p, appDatagramFrame{Seq: 0, Data: "both ways"})
 		}
-		sendN(t, tb.cli, 1, limit)
-		if err := receiveN(tb.srv, 1, limit); err != nil {
-			t.Fatalf("server: %v", err)
-		}
-		if st := tb.cli.Stats().Datagrams; st.Sent != 1 {
-			t.Errorf("client stats %+v, want 1 sent: the refused one is not counted", st)
-		}
-		tb.cli.CloseWithError(0, "")
-		if err := tb.cli.SendDatagram([]byte("x")); !errors.Is(err, &ApplicationError{}) {
-			t.Errorf("after close: err = %v, want the local close, *ApplicationError code 0", err)
-		}
-		if n := tb.cli.MaxDatagramSize(); n != 0 {
-			t.Errorf("after close: MaxDatagramSize = %d, want 0", n)
-		}
+		tc.wantIdle("one copy per path")
 	})
+
 }
 
 // FACTS.md: "Conn.SendDatagram blocks while 32 datagrams are queued. Never

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
@@ -33,36 +34,51 @@ func (sp *scriptedPeer) received() []string {
 // "DATAGRAM frames ... are not retransmitted", so copies are the sender's
 // doing; the application sees each sequence number once.
 func TestDatagramDuplicatesDiscarded(t *testing.T) {
-	sp := newScriptedPeer(t, nil)
-	defer sp.close()
-	for _, seq := range []uint64{0, 1, 0, 3, 1, 2, 3, 3} {
-		if err := sp.datagram(appDatagram(seq)); err != nil {
-			t.Fatalf("datagram %d: %v", seq, err)
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		send := func(seqs ...uint64) {
+			for _, seq := range seqs {
+				tc.writeFrames(0, appDatagramFrame{Seq: seq, Data: fmt.Sprintf("d%d", seq)})
+			}
+			tc.advance(20 * time.Millisecond)
 		}
-	}
-	if got, want := fmt.Sprint(sp.received()), "[d0 d1 d3 d2]"; got != want {
-		t.Errorf("delivered %s, want %s (arrival order, each once)", got, want)
-	}
-	st := sp.s.Stats().Datagrams
-	if st.Received != 4 || st.Duplicates != 4 {
-		t.Errorf("stats %+v, want 4 received and 4 duplicates", st)
-	}
-	// Older than the window: discarded whether delivered or not, so a copy
-	// arriving that late cannot be delivered twice.
-	if err := sp.datagram(appDatagram(3 + DatagramWindow)); err != nil {
-		t.Fatal(err)
-	}
-	for _, seq := range []uint64{2, 3, 4} { // 2 and 3 delivered, 4 never
-		if err := sp.datagram(appDatagram(seq)); err != nil {
+		send(0, 1, 0, 3, 1, 2, 3, 3)
+		if got, want := fmt.Sprint(receivedDatagrams(t, tc.s)), "[d0 d1 d3 d2]"; got != want {
+			t.Errorf("delivered %s, want %s (arrival order, each once)", got, want)
+		}
+		st := tc.s.Stats().Datagrams
+		if st.Received != 4 || st.Duplicates != 4 {
+			t.Errorf("stats %+v, want 4 received and 4 duplicates", st)
+		}
+		// Older than the window: discarded whether delivered or not, so a
+		// copy arriving that late cannot be delivered twice.
+		send(3 + DatagramWindow)
+		send(2, 3, 4) // 2 and 3 delivered, 4 never
+		if got, want := fmt.Sprint(receivedDatagrams(t, tc.s)), fmt.Sprintf("[d%d d4]", 3+DatagramWindow); got != want {
+			t.Errorf("delivered %s, want %s", got, want)
+		}
+		if st := tc.s.Stats().Datagrams; st.Late != 2 || st.Duplicates != 4 {
+			t.Errorf("stats %+v, want 2 late (seqs 2 and 3) and still 4 duplicates", st)
+		}
+		// RFC 9000 §13.2.1: "An endpoint MUST NOT send a non-ack-eliciting
+		// packet in response to a non-ack-eliciting packet": datagrams,
+		// copies or not, are not acknowledged.
+		tc.wantIdle("the session answers no datagram")
+	})
+}
+
+// receivedDatagrams drains what s's ReceiveDatagram has queued now,
+// without waiting.
+func receivedDatagrams(t *testing.T, s *Session) []string {
+	var got []string
+	for q := s.dgram.recvQueue(); len(q) > 0; {
+		b, err := s.ReceiveDatagram(context.Background())
+		if err != nil {
 			t.Fatal(err)
 		}
+		got = append(got, string(b))
 	}
-	if got, want := fmt.Sprint(sp.received()), fmt.Sprintf("[d%d d4]", 3+DatagramWindow); got != want {
-		t.Errorf("delivered %s, want %s", got, want)
-	}
-	if st := sp.s.Stats().Datagrams; st.Late != 2 || st.Duplicates != 4 {
-		t.Errorf("stats %+v, want 2 late (seqs 2 and 3) and still 4 duplicates", st)
-	}
+	return got
 }
 
 // Issue 19: "SendDatagram and ReceiveDatagram, with size limits and a
@@ -105,14 +121,19 @@ func TestDatagramMalformedIsConnectionError(t *testing.T) {
 		{wire.TypeAppDatagram, 0x40},
 		{wire.TypeAppDatagram, 0xc0, 1, 2},
 	} {
-		sp := newScriptedPeer(t, nil)
-		if err := sp.datagram(b); !errors.Is(err, ErrProtocol) {
-			t.Errorf("%x: err = %v, want ErrProtocol", b, err)
-		}
-		if st := sp.s.Stats().Datagrams; st.Received != 0 {
-			t.Errorf("%x: %d datagrams delivered", b, st.Received)
-		}
-		sp.close()
+		t.Run(fmt.Sprintf("%x", b), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tc := newTestSession(t, nil)
+				tc.sendRawDatagram(0, b)
+				tc.wantClose("a malformed datagram closes the connection", 0, uint64(codeProtocol))
+				if err := tc.s.Err(); !errors.Is(err, ErrProtocol) {
+					t.Errorf("err = %v, want ErrProtocol", err)
+				}
+				if st := tc.s.Stats().Datagrams; st.Received != 0 {
+					t.Errorf("%d datagrams delivered", st.Received)
+				}
+			})
+		})
 	}
 }
 
@@ -120,11 +141,11 @@ func TestDatagramMalformedIsConnectionError(t *testing.T) {
 // and after the session ends returns what was queued, then the close error.
 func TestReceiveDatagramWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sp := newScriptedPeer(t, nil)
+		tc := newTestSession(t, nil)
 		cause := errors.New("gave up")
 		ctx, cancel := context.WithCancelCause(context.Background())
 		got := make(chan error, 1)
-		go func() { _, err := sp.s.ReceiveDatagram(ctx); got <- err }()
+		go func() { _, err := tc.s.ReceiveDatagram(ctx); got <- err }()
 		synctest.Wait()
 		if len(got) != 0 {
 			t.Fatal("ReceiveDatagram returned with nothing queued")
@@ -138,27 +159,25 @@ func TestReceiveDatagramWaits(t *testing.T) {
 			t.Errorf("cancelled: err = %v, want the cause %v", err, cause)
 		}
 		go func() {
-			b, err := sp.s.ReceiveDatagram(context.Background())
+			b, err := tc.s.ReceiveDatagram(context.Background())
 			if err == nil && string(b) != "d7" {
 				err = fmt.Errorf("got %q, want d7", b)
 			}
 			got <- err
 		}()
 		synctest.Wait()
-		if err := sp.datagram(appDatagram(7)); err != nil {
-			t.Fatal(err)
-		}
+		tc.writeFrames(0, appDatagramFrame{Seq: 7, Data: "d7"})
 		if err := <-got; err != nil {
 			t.Errorf("waiting receiver: %v", err)
 		}
-		if err := sp.datagram(appDatagram(8)); err != nil {
-			t.Fatal(err)
-		}
-		sp.close()
-		if b, err := sp.s.ReceiveDatagram(context.Background()); err != nil || string(b) != "d8" {
+		tc.writeFrames(0, appDatagramFrame{Seq: 8, Data: "d8"})
+		tc.advance(20 * time.Millisecond)
+		tc.s.CloseWithError(0, "")
+		wantFrameType[closeFrame](tc, "the close reaches the peer", 0)
+		if b, err := tc.s.ReceiveDatagram(context.Background()); err != nil || string(b) != "d8" {
 			t.Errorf("after close: got %q, %v; want the queued d8", b, err)
 		}
-		if _, err := sp.s.ReceiveDatagram(context.Background()); !errors.Is(err, &ApplicationError{}) {
+		if _, err := tc.s.ReceiveDatagram(context.Background()); !errors.Is(err, &ApplicationError{}) {
 			t.Errorf("after close, queue empty: err = %v, want the local close, *ApplicationError code 0", err)
 		}
 	})

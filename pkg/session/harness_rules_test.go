@@ -104,8 +104,9 @@ func TestHarnessNoAckForNonAckEliciting(t *testing.T) {
 	})
 }
 
-// RFC 9000 §4.2: "These frames contribute to connection overhead.
-// Therefore, frequently sending frames with small changes is undesirable."
+// RFC 9000 §4.2: "Control frames contribute to connection overhead.
+// Therefore, frequently sending MAX_STREAM_DATA and MAX_DATA frames with
+// small changes is undesirable."
 // and "A receiver MUST NOT wait for a STREAM_DATA_BLOCKED or DATA_BLOCKED
 // frame before sending a MAX_STREAM_DATA or MAX_DATA frame". A stream's
 // credit (RecMaxData) goes back once the application has read a quarter of
@@ -134,8 +135,8 @@ func TestHarnessStreamCreditNotReturnedEarly(t *testing.T) {
 	})
 }
 
-// RFC 9000 §4.2, as above, for the connection: "frequently sending frames
-// with small changes is undesirable". The connection window (the Limit of
+// RFC 9000 §4.2, as above, for the connection: "frequently sending
+// MAX_STREAM_DATA and MAX_DATA frames with small changes is undesirable". The connection window (the Limit of
 // an Ack, the session's MAX_DATA) is raised once the application has read
 // a quarter of it, summed over streams, not on each read.
 func TestHarnessConnectionCreditNotReturnedEarly(t *testing.T) {

@@ -39,9 +39,10 @@ import (
 // writeFrames(path, ackFrame{...}).
 //
 // The API at a glance:
-//   - newTestSession, newTestClient (newTestClientParams): the session and
-//     its peer, paths up, readers running; tc.opening is what the session
-//     sent as it opened, tc.hello the Hello of a Dial side.
+//   - newTestSession, newTestClient (…Params: with other limits granted by
+//     the peer): the session and its peer, paths up, readers running;
+//     tc.opening is what the session sent as it opened, tc.hello the Hello
+//     of a Dial side.
 //   - writeFrames(path, frames...) as the peer; cut(records...) makes the
 //     peer's segments to send later, in any order (wire v3); writeRaw and
 //     sendRawDatagram bypass the codec, for malformed input.
@@ -64,6 +65,7 @@ type testSession struct {
 	arrived chan struct{} // signalled when a frame arrives, capacity 1
 	closed  bool
 	opening []pathFrame // what the session sent as it opened, before newTestSession returned
+	nextSeg uint64      // one past the highest segment sequence number the peer saw, on any path (ackAll)
 
 	dial   bool            // the session under test is the Dial side (newTestClient)
 	hello  wire.Hello      // the session's Hello (Dial side)
@@ -125,6 +127,12 @@ var peerParams = wire.Params{MaxStreams: 100, StreamWindow: 1 << 20, MaxUniStrea
 // ends.
 func newTestSession(t *testing.T, cfg *Config, specs ...emu.PathSpec) *testSession {
 	t.Helper()
+	return newTestSessionParams(t, cfg, peerParams, specs...)
+}
+
+// newTestSessionParams is newTestSession with the peer granting params.
+func newTestSessionParams(t *testing.T, cfg *Config, params wire.Params, specs ...emu.PathSpec) *testSession {
+	t.Helper()
 	tc, c, pair := newHarness(t, cfg, specs)
 	var err error
 	if tc.ln, err = Listen(tc.topo.Server, pair.Server, &c); err != nil {
@@ -138,7 +146,7 @@ func newTestSession(t *testing.T, cfg *Config, specs ...emu.PathSpec) *testSessi
 		if pp.conn, err = pp.tr.Dial(ctx, tc.topo.Server.LocalAddr(), withALPN(pair.Client), &quic.Config{EnableDatagrams: true}); err != nil {
 			t.Fatalf("path %d: %v", i, err)
 		}
-		var f any = wire.Hello{Params: peerParams}
+		var f any = wire.Hello{Params: params}
 		if i > 0 {
 			j := &wire.Join{SessionID: acc.SessionID}
 			rand.Read(j.Nonce[:])
@@ -198,6 +206,13 @@ func newTestClient(t *testing.T, cfg *Config, specs ...emu.PathSpec) *testSessio
 // newTestClientParams is newTestClient with the peer granting params.
 func newTestClientParams(t *testing.T, cfg *Config, params wire.Params, specs ...emu.PathSpec) *testSession {
 	t.Helper()
+	return newTestClientPath(t, cfg, params, PathOptions{}, specs...)
+}
+
+// newTestClientPath is newTestClientParams with the session dialling its
+// first path with opts (DialPath).
+func newTestClientPath(t *testing.T, cfg *Config, params wire.Params, opts PathOptions, specs ...emu.PathSpec) *testSession {
+	t.Helper()
 	tc, c, pair := newHarness(t, cfg, specs)
 	tc.dial = true
 	ptr := &quic.Transport{Conn: tc.topo.Server}
@@ -214,7 +229,7 @@ func newTestClientParams(t *testing.T, cfg *Config, params wire.Params, specs ..
 		done := make(chan error, 1)
 		if i == 0 {
 			go func() {
-				s, err := Dial(ctx, tc.topo.Clients[0], tc.topo.Server.LocalAddr(), pair.Client, &c)
+				s, err := DialPath(ctx, tc.topo.Clients[0], tc.topo.Server.LocalAddr(), pair.Client, &c, opts)
 				tc.s = s
 				done <- err
 			}()
@@ -376,6 +391,9 @@ func (tc *testSession) addLocked(pp *peerPath, err error, fs ...frame) {
 	now := time.Now()
 	for _, f := range fs {
 		pp.got = append(pp.got, gotFrame{f, now})
+		if sf, ok := f.(segmentFrame); ok {
+			tc.nextSeg = max(tc.nextSeg, sf.Seq+1)
+		}
 	}
 	select {
 	case tc.arrived <- struct{}{}:
@@ -644,4 +662,39 @@ func (tc *testSession) wantClose(expectation string, path int, code uint64) clos
 			return f
 		}
 	}
+}
+
+// ackAll acknowledges, as the peer on path, every segment it has seen so
+// far (on any path), granting a 1 MiB window: a receiver that keeps up.
+func (tc *testSession) ackAll(path int) {
+	tc.t.Helper()
+	tc.mu.Lock()
+	cum := tc.nextSeg
+	tc.mu.Unlock()
+	tc.writeFrames(path, ackFrame{Cum: cum, Limit: 1 << 20})
+}
+
+// collect lets virtual time run for d and takes every frame that arrived
+// meanwhile, per path.
+func (tc *testSession) collect(d time.Duration) [][]frame {
+	tc.advance(d)
+	out := make([][]frame, len(tc.paths))
+	for p := range tc.paths {
+		out[p] = tc.drain(p)
+	}
+	return out
+}
+
+// without returns fs less the segment headers and Acks: the stream and
+// control frames, for tests that do not count segments.
+func without(fs []frame) []frame {
+	var out []frame
+	for _, f := range fs {
+		switch f.(type) {
+		case segmentFrame, ackFrame:
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -155,63 +155,89 @@ func TestPathLimit(t *testing.T) {
 // RFC 9000 §4.6: "An endpoint that is unable to open a new stream due to the
 // peer's limits SHOULD send a STREAMS_BLOCKED frame" — it waits; reaching
 // the limit never ends the session. OpenStream says so at once,
-// OpenStreamSync waits until a stream of the peer's is done.
+// OpenStreamSync waits until a stream of the peer's is done. (On the
+// harness, each end against the scripted peer: the opener sends nothing
+// beyond its credit; the granter sends MAX_STREAMS once a stream is done.)
 func TestStreamLimit(t *testing.T) {
+	// The opener: a Dial side granted 4 streams by its peer.
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, &Config{MaxStreams: 4})
-		defer tb.close()
-		var sts []*Stream
+		params := peerParams
+		params.MaxStreams = 4
+		tc := newTestClientParams(t, nil, params)
 		for i := 0; i < 4; i++ {
-			st, err := tb.cli.OpenStream()
+			st, err := tc.s.OpenStream()
 			if err != nil {
 				t.Fatal(err)
 			}
 			st.Write([]byte("x"))
-			sts = append(sts, st)
 		}
-		if _, err := tb.cli.OpenStream(); !errors.Is(err, ErrStreamLimitReached) {
+		if _, err := tc.s.OpenStream(); !errors.Is(err, ErrStreamLimitReached) {
 			t.Fatalf("fifth OpenStream: err = %v, want ErrStreamLimitReached", err)
 		}
 		got := make(chan *Stream, 1)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			st, err := tb.cli.OpenStreamSync(ctx)
+			st, err := tc.s.OpenStreamSync(ctx)
 			if err != nil {
 				t.Error(err)
 			}
 			got <- st
 		}()
-		time.Sleep(time.Second)
+		for _, f := range without(tc.collect(time.Second)[0]) {
+			if d, ok := f.(dataFrame); ok && d.ID >= 16 {
+				t.Fatalf("%v beyond the 4 streams granted", f)
+			}
+		}
 		select {
 		case <-got:
-			t.Fatal("OpenStreamSync returned before any stream ended")
+			t.Fatal("OpenStreamSync returned before the peer granted a stream")
 		default:
 		}
-		// Both ends finish the first stream: the server grants one more.
-		// RFC 9000 §4.6: "Implementations might choose to increase limits
-		// as streams are closed, to keep the number of streams available
-		// to peers roughly consistent."
-		peer, err := tb.srv.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		sts[0].Close()
-		io.ReadAll(peer)
-		peer.Close()
-		io.ReadAll(sts[0])
+		// The peer grants one more (RFC 9000 §4.6: "Implementations might
+		// choose to increase limits as streams are closed, to keep the
+		// number of streams available to peers roughly consistent.")
+		tc.ackAll(0)
+		tc.writeFrames(0, maxStreamsFrame{Uni: false, Count: 5})
 		select {
 		case st := <-got:
 			if st == nil || st.ID() != 16 { // the fifth client stream (RFC 9000 §2.1: index 4, type 0)
 				t.Fatalf("OpenStreamSync gave %v, want stream 16", st)
 			}
+			st.Write([]byte("fifth"))
+			tc.wantRecord("the fifth stream's data", 0, dataFrame{ID: 16, Data: "fifth"})
 		case <-time.After(5 * time.Second):
-			t.Fatal("OpenStreamSync still waits after a stream ended")
+			t.Fatal("OpenStreamSync still waits after the peer's MAX_STREAMS")
 		}
-		for _, s := range []*Session{tb.cli, tb.srv} {
-			if err := s.Err(); err != nil {
-				t.Errorf("session ended: %v", err)
-			}
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("session ended: %v", err)
+		}
+	})
+	// The granter: a Listen side with MaxStreams 4 grants one more once the
+	// first stream is done both ways, and nothing before.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{MaxStreams: 4})
+		for id := uint64(0); id < 16; id += 4 {
+			tc.writeFrames(0, dataFrame{ID: id, Data: "x"})
+		}
+		peer, err := tc.s.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.advance(50 * time.Millisecond)
+		tc.drain(0)
+		tc.writeFrames(0, finFrame{ID: 0})
+		io.ReadAll(peer)
+		peer.Close()
+		tc.wantRecord("the server ends its side", 0, finFrame{ID: 0})
+		tc.wantRecord("both ends finished the first stream: one more", 0, maxStreamsFrame{Uni: false, Count: 5})
+		tc.ackAll(0)
+		for _, f := range without(tc.collect(100 * time.Millisecond)[0]) {
+			t.Errorf("after the MAX_STREAMS: %v", f) // Acks of the peer's segments aside
+		}
+		tc.wantIdle("one MAX_STREAMS")
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("session ended: %v", err)
 		}
 	})
 }
@@ -282,61 +308,57 @@ func TestQlogFiles(t *testing.T) {
 // that it attributes to the connection." The client's final Ack and its
 // close are both lost here (its uplink is cut as it closes); the sockets it
 // owns stay open while it drains (quic-go keeps answering for three PTOs),
-// so the server's next packet draws the close again and the server ends cleanly instead of waiting out its idle
-// timeout (30 s) and reporting every path gone.
+// so the server's next packet draws the close again and the server ends
+// cleanly instead of waiting out its idle timeout (30 s) and reporting
+// every path gone. (On the harness: the peer plays the server, and sees the
+// close, with what it says arrived.)
 func TestLostCloseAnsweredWhileDraining(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
+		tc := newTestClient(t, nil)
 		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
-		st, err := tb.cli.OpenStream()
+		st, err := tc.s.OpenStream()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.Write([]byte("GET\n")); err != nil {
 			t.Fatal(err)
 		}
-		sst, err := tb.srv.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.ReadFull(sst, make([]byte, 4)); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
+		tc.wantRecord("the request", 0, dataFrame{ID: st.ID(), Data: "GET\n"})
+		tc.ackAll(0)
+		tc.advance(20 * time.Millisecond)
+		tc.drain(0)
 		// From here nothing the client sends arrives: not its Acks, not
 		// its close.
-		if err := tb.topo.Links[0].Update(emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond, Loss: 1}, link); err != nil {
+		if err := tc.paths[0].link.Update(emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond, Loss: 1}, link); err != nil {
 			t.Fatal(err)
 		}
-		srvErr := make(chan error, 1)
-		go func() {
-			if _, err := sst.Write(bytes.Repeat([]byte{7}, 32<<10)); err != nil {
-				srvErr <- err
-				return
-			}
-			sst.Close()
-			srvErr <- tb.srv.Close()
-		}()
+		tc.writeFrames(0, dataFrame{ID: st.ID(), Data: strings.Repeat("\x07", 32<<10)}, finFrame{ID: st.ID()})
 		if n, err := io.Copy(io.Discard, st); err != nil || n != 32<<10 {
 			t.Fatalf("client read %d bytes, err %v; want %d", n, err, 32<<10)
 		}
-		if err := tb.cli.Close(); err != nil {
+		if err := tc.s.Close(); err != nil {
 			t.Fatalf("client Close: %v", err)
 		}
-		restored := time.Now()
-		if err := tb.topo.Links[0].Update(link, link); err != nil {
+		tc.advance(10 * time.Millisecond)
+		if fs := tc.drain(0); len(fs) > 0 {
+			t.Fatalf("the peer got %v through a link that drops everything", fs)
+		}
+		if err := tc.paths[0].link.Update(link, link); err != nil {
 			t.Fatal(err)
 		}
-		if err := <-srvErr; err != nil {
-			t.Fatalf("server Close: %v (after %v)", err, time.Since(restored))
+		// The peer, which has heard nothing, asks again (as the server's
+		// PTO probe or AckReq would): the client, still draining, answers
+		// with its clean close, which says the response arrived.
+		restored := time.Now()
+		tc.writeFrames(0, ackReqFrame{})
+		tc.mu.Lock()
+		segs := tc.codec.(*wireV4).seq
+		tc.mu.Unlock()
+		if c := tc.wantClose("the lost close, answered", 0, uint64(codeNoError)); c.Reason != cleanCloseReason(segs) {
+			t.Errorf("the close says %q, want %q", c.Reason, cleanCloseReason(segs))
 		}
-		if err := tb.srv.Err(); err != nil {
-			t.Errorf("server session ended with %v, want a clean end", err)
-		}
-		// The server's next PTO probe or AckReq comes within a few RTTs.
 		if el := time.Since(restored); el > time.Second {
-			t.Errorf("server ended %v after the uplink came back, want within 1 s", el)
+			t.Errorf("the close came %v after the link came back, want within 1 s", el)
 		}
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/mpqsched/mpqsched/pkg/emu"
 )
 
@@ -241,12 +243,13 @@ func unackedCount(t *testing.T, err error) int {
 }
 
 // The other half of finding 3: when everything written was read and
-// acknowledged, the peer's clean close is a clean end, at both ends.
+// acknowledged, the peer's clean close is a clean end. (On the harness: the
+// peer checks it got every byte and the FIN, and closes as a server
+// would.)
 func TestPeerCloseAfterFullTransferIsClean(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 2, nil)
-		defer tb.close()
-		st, err := tb.cli.OpenStream()
+		tc := newTestClient(t, nil)
+		st, err := tc.s.OpenStream()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,26 +257,64 @@ func TestPeerCloseAfterFullTransferIsClean(t *testing.T) {
 			st.Write(make([]byte, 819_200))
 			st.Close()
 		}()
-		peer := accept(t, tb.srv, time.Second)
-		if n := len(readAll(t, peer, 10*time.Second)); n != 819_200 {
-			t.Fatalf("server read %d bytes, want 819,200", n)
+		// The peer reads every byte and the FIN, acknowledging as they
+		// arrive, then closes cleanly saying it received every segment.
+		var got, fins int
+		for range 300 {
+			for _, f := range tc.collect(10 * time.Millisecond)[0] {
+				switch f := f.(type) {
+				case dataFrame:
+					got += len(f.Data)
+				case finFrame:
+					fins++
+				}
+			}
+			tc.ackAll(0)
+			if fins > 0 && got >= 819_200 {
+				break
+			}
 		}
-		if err := tb.srv.Close(); err != nil {
+		if got != 819_200 || fins != 1 {
+			t.Fatalf("the peer got %d bytes and %d FINs, want 819,200 and one", got, fins)
+		}
+		tc.advance(50 * time.Millisecond) // the last Ack arrives
+		tc.mu.Lock()
+		n := tc.nextSeg
+		tc.mu.Unlock()
+		tc.paths[0].conn.CloseWithError(quic.ApplicationErrorCode(codeNoError), cleanCloseReason(n))
+		select {
+		case <-tc.s.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the session did not end within 5 s of the peer's close")
+		}
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("Err: %v, want nil", err)
+		}
+		if err := tc.s.Close(); err != nil {
+			t.Errorf("Close: %v, want nil", err)
+		}
+		if c := context.Cause(tc.s.Context()); c != ErrClosed {
+			t.Errorf("Context cause %v, want ErrClosed", c)
+		}
+	})
+	// The closing end: a server that read everything closes cleanly, and
+	// its close tells the peer how many segments it received.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		const n = 400_000 // within the server's stream window (the peer does not wait for credit)
+		tc.writeFrames(0, dataFrame{ID: 0, Data: strings.Repeat("u", n)}, finFrame{ID: 0})
+		peer := accept(t, tc.s, time.Second)
+		if got := len(readAll(t, peer, 10*time.Second)); got != n {
+			t.Fatalf("server read %d bytes, want %d", got, n)
+		}
+		tc.mu.Lock()
+		segs := tc.codec.(*wireV4).seq
+		tc.mu.Unlock()
+		if err := tc.s.Close(); err != nil {
 			t.Fatalf("server Close: %v", err)
 		}
-		select {
-		case <-tb.cli.Done():
-		case <-time.After(5 * time.Second):
-			t.Fatal("the client's session did not end within 5 s of the server's close")
-		}
-		if err := tb.cli.Err(); err != nil {
-			t.Errorf("client Err: %v, want nil", err)
-		}
-		if err := tb.cli.Close(); err != nil {
-			t.Errorf("client Close: %v, want nil", err)
-		}
-		if c := context.Cause(tb.cli.Context()); c != ErrClosed {
-			t.Errorf("client Context cause %v, want ErrClosed", c)
+		if c := tc.wantClose("the clean close", 0, uint64(codeNoError)); c.Reason != cleanCloseReason(segs) {
+			t.Errorf("the close says %q, want %q", c.Reason, cleanCloseReason(segs))
 		}
 	})
 }
@@ -281,62 +322,70 @@ func TestPeerCloseAfterFullTransferIsClean(t *testing.T) {
 // CloseWithError's code and reason reach the peer as an *ApplicationError
 // with Remote set (RFC 9000 §10.2: "an endpoint ... sends a
 // CONNECTION_CLOSE frame ... the application error code"), on every path,
-// and the session's own errors never look like one.
+// and the session's own errors never look like one. (On the harness, each
+// end in turn: the close on the wire is checked too.)
 func TestCloseWithErrorCodeReachesPeer(t *testing.T) {
+	const code = ApplicationErrorCode(1<<62 - 1)
+	reason := "going away: " + strings.Repeat("é", 400) // cut to maxCloseReason bytes on the wire
+	// The closing end: every path carries the application's close.
 	synctest.Test(t, func(t *testing.T) {
-		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
-		tb := newTestbedOn(t, 1, nil, true, emu.PathSpec{Up: link, Down: link}, emu.PathSpec{Up: link, Down: link})
-		defer tb.close()
-		st, _ := tb.cli.OpenStream()
-		st.Write([]byte("x"))
-		peer := accept(t, tb.srv, time.Second)
-		const code = ApplicationErrorCode(1<<62 - 1)
-		reason := "going away: " + strings.Repeat("é", 400) // cut to maxCloseReason bytes on the wire
-		tb.cli.CloseWithError(code, reason)
+		tc := newTestClient(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
+		tc.s.CloseWithError(code, reason)
+		for p := range 2 {
+			c := tc.wantClose("the application's close on every path", p, uint64(codeApplication))
+			var ae *ApplicationError
+			if err := parseAppClose(c.Reason); !errors.As(err, &ae) || ae.Code != code || !strings.HasPrefix(reason, ae.Reason) || len(ae.Reason) < maxCloseReason-1 || len(ae.Reason) > maxCloseReason {
+				t.Errorf("path %d: the close carries %v, want code %#x and the reason's first %d bytes", p, err, uint64(code), maxCloseReason)
+			}
+		}
+		var ae *ApplicationError
+		if err := tc.s.Err(); !errors.As(err, &ae) || ae.Remote || ae.Code != code || ae.Reason != reason {
+			t.Errorf("client Err: %v, want its own *ApplicationError", err)
+		}
+	})
+	// The end that receives it: an *ApplicationError with Remote set, in
+	// Err, in a stream's Read and in the Context's cause.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "x"})
+		peer := accept(t, tc.s, time.Second)
+		wire := appCloseReason(&ApplicationError{Code: code, Reason: reason})
+		for _, pp := range tc.paths {
+			pp.conn.CloseWithError(quic.ApplicationErrorCode(codeApplication), wire)
+		}
 		select {
-		case <-tb.srv.Done():
+		case <-tc.s.Done():
 		case <-time.After(time.Second):
 			t.Fatal("the server's session did not end within 1 s")
 		}
 		var ae *ApplicationError
-		if err := tb.srv.Err(); !errors.As(err, &ae) {
+		if err := tc.s.Err(); !errors.As(err, &ae) {
 			t.Fatalf("server Err: %v, want an *ApplicationError", err)
 		}
 		if !ae.Remote || ae.Code != code || !strings.HasPrefix(reason, ae.Reason) || len(ae.Reason) < maxCloseReason-1 || len(ae.Reason) > maxCloseReason {
 			t.Errorf("server sees %+v (reason %d bytes), want Remote, code %#x, the reason's first %d bytes", *ae, len(ae.Reason), uint64(code), maxCloseReason)
 		}
-		if !errors.Is(tb.srv.Err(), &ApplicationError{Code: code, Remote: true}) {
-			t.Errorf("errors.Is(%v, remote code) = false", tb.srv.Err())
+		if !errors.Is(tc.s.Err(), &ApplicationError{Code: code, Remote: true}) {
+			t.Errorf("errors.Is(%v, remote code) = false", tc.s.Err())
 		}
 		if _, err := io.ReadAll(peer); !errors.As(err, &ae) || !ae.Remote {
 			t.Errorf("server stream Read: %v, want the peer's *ApplicationError", err)
 		}
-		if c := context.Cause(tb.srv.Context()); !errors.As(c, &ae) || !ae.Remote {
+		if c := context.Cause(tc.s.Context()); !errors.As(c, &ae) || !ae.Remote {
 			t.Errorf("server Context cause %v, want the peer's *ApplicationError", c)
-		}
-		if err := tb.cli.Err(); !errors.As(err, &ae) || ae.Remote || ae.Code != code || ae.Reason != reason {
-			t.Errorf("client Err: %v, want its own *ApplicationError", err)
 		}
 	})
 	// The session's own errors keep their identity: a protocol violation
-	// is ErrProtocol here and never an *ApplicationError at the peer.
+	// is ErrProtocol here and codeProtocol on the wire, never an
+	// application's close.
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
-		tb.cli.fail(errors.Join(ErrProtocol, errors.New("test")))
-		<-tb.cli.Done()
-		if !errors.Is(tb.cli.Err(), ErrProtocol) {
-			t.Errorf("client Err: %v, want ErrProtocol", tb.cli.Err())
+		tc := newTestClient(t, nil)
+		tc.s.fail(errors.Join(ErrProtocol, errors.New("test")))
+		<-tc.s.Done()
+		if !errors.Is(tc.s.Err(), ErrProtocol) {
+			t.Errorf("client Err: %v, want ErrProtocol", tc.s.Err())
 		}
-		select {
-		case <-tb.srv.Done():
-		case <-time.After(time.Second):
-			t.Fatal("the server's session did not end within 1 s")
-		}
-		var ae *ApplicationError
-		if errors.As(tb.srv.Err(), &ae) {
-			t.Errorf("server Err: %v: an internal close looks like an application's", tb.srv.Err())
-		}
+		tc.wantClose("an internal close carries the session's code", 0, uint64(codeProtocol))
 	})
 }
 

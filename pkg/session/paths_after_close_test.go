@@ -6,43 +6,62 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/mpqsched/mpqsched/pkg/emu"
+	"github.com/quic-go/quic-go"
 )
 
 // Issue 20, item 7: "Session.Paths() is empty once the peer has closed." A
 // closed session keeps answering with the paths it had when it ended, on
-// both ends, so an application can still say which paths carried it.
+// both ends, so an application can still say which paths carried it. (On
+// the harness, each end in turn: what it sends as it ends is checked too.)
 func TestPathsAfterPeerClose(t *testing.T) {
+	// The end that closes: its clean close goes out on both paths, and its
+	// Paths stay.
 	synctest.Test(t, func(t *testing.T) {
-		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
-		spec := emu.PathSpec{Up: link, Down: link}
-		tb := newTestbedOn(t, 1, nil, true, spec, spec)
-		defer tb.close()
-		before := tb.cli.Paths()
+		tc := newTestSession(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
+		before := tc.s.Paths()
+		if len(before) != 2 {
+			t.Fatalf("server has %d paths before the close, want 2", len(before))
+		}
+		if err := tc.s.Close(); err != nil {
+			t.Fatalf("server Close: %v", err)
+		}
+		for p := range 2 {
+			tc.wantClose("the clean close on each path", p, uint64(codeNoError))
+		}
+		if got := tc.s.Paths(); !slices.Equal(got, before) {
+			t.Errorf("server Paths after its own close = %v, want %v", got, before)
+		}
+	})
+	// The end the peer closes: its Paths stay, and (RFC 9000 §10.2.2: "An
+	// endpoint that is in the draining state MUST NOT send any packets"; it
+	// "MAY send a single packet containing a CONNECTION_CLOSE frame before
+	// entering the draining state") at most one packet per path follows.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestClient(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
+		before := tc.s.Paths()
 		if len(before) != 2 {
 			t.Fatalf("client has %d paths before the close, want 2", len(before))
 		}
-		// The server learns of the join when the path's first record lands.
-		for i := 0; len(tb.srv.Paths()) < 2 && i < 100; i++ {
-			time.Sleep(10 * time.Millisecond)
-		}
-		srvBefore := tb.srv.Paths()
-		if len(srvBefore) != 2 {
-			t.Fatalf("server has %d paths before the close, want 2", len(srvBefore))
-		}
-		if err := tb.srv.Close(); err != nil {
-			t.Fatalf("server Close: %v", err)
+		for _, pp := range tc.paths {
+			pp.conn.CloseWithError(quic.ApplicationErrorCode(codeNoError), cleanCloseReason(0))
 		}
 		select {
-		case <-tb.cli.Done():
+		case <-tc.s.Done():
 		case <-time.After(5 * time.Second):
 			t.Fatal("the client's session did not end within 5 s of the server's close")
 		}
-		if got := tb.cli.Paths(); !slices.Equal(got, before) {
-			t.Errorf("client Paths after the peer closed = %v, want %v", got, before)
+		// What the session sent before the closes reached it has arrived
+		// two one-way delays after them.
+		tc.advance(11 * time.Millisecond)
+		sent := []uint64{tc.packetsFromSession(0), tc.packetsFromSession(1)}
+		tc.advance(time.Second)
+		for p := range 2 {
+			if n := tc.packetsFromSession(p) - sent[p]; n > 1 {
+				t.Errorf("path %d: %d packets while draining, want at most 1", p, n)
+			}
 		}
-		if got := tb.srv.Paths(); !slices.Equal(got, srvBefore) {
-			t.Errorf("server Paths after its own close = %v, want %v", got, srvBefore)
+		if got := tc.s.Paths(); !slices.Equal(got, before) {
+			t.Errorf("client Paths after the peer closed = %v, want %v", got, before)
 		}
 	})
 }
@@ -51,40 +70,48 @@ func TestPathsAfterPeerClose(t *testing.T) {
 // the session: keep the last path's addresses after close, as quic-go keeps
 // a closed connection's." At a8db118 both returned nil on both ends once
 // the session had ended, and an HTTP/3 handler's RemoteAddr().String()
-// crashed the server.
+// crashed the server. (On the harness, each end in turn.)
 func TestAddrsAfterClose(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
-		spec := emu.PathSpec{Up: link, Down: link}
-		tb := newTestbedOn(t, 1, nil, true, spec, spec)
-		defer tb.close()
-		type pair struct{ local, remote string }
-		addrs := func(s *Session) pair {
-			l, r := s.LocalAddr(), s.RemoteAddr()
-			if l == nil || r == nil {
-				t.Fatalf("LocalAddr %v, RemoteAddr %v: want neither nil", l, r)
-			}
-			return pair{l.String(), r.String()}
+	type pair struct{ local, remote string }
+	addrs := func(t *testing.T, s *Session) pair {
+		l, r := s.LocalAddr(), s.RemoteAddr()
+		if l == nil || r == nil {
+			t.Fatalf("LocalAddr %v, RemoteAddr %v: want neither nil", l, r)
 		}
-		cliBefore, srvBefore := addrs(tb.cli), addrs(tb.srv)
-		if err := tb.srv.Close(); err != nil {
+		return pair{l.String(), r.String()}
+	}
+	// The last path removed is one of the session's paths, so its
+	// addresses are the session's, if not necessarily the first path's.
+	check := func(t *testing.T, name string, s *Session, before pair) {
+		got := addrs(t, s)
+		if got.local == "" || got.remote == "" || got.local == "mpquic:unknown" {
+			t.Errorf("%s after close: %+v, want the last path's addresses (before: %+v)", name, got, before)
+		}
+	}
+	// The server closes: the peer gets its clean close on both paths.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
+		before := addrs(t, tc.s)
+		if err := tc.s.Close(); err != nil {
 			t.Fatalf("server Close: %v", err)
 		}
+		for p := range 2 {
+			tc.wantClose("the clean close on each path", p, uint64(codeNoError))
+		}
+		check(t, "server", tc.s, before)
+	})
+	// The client, closed by its peer.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestClient(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
+		before := addrs(t, tc.s)
+		for _, pp := range tc.paths {
+			pp.conn.CloseWithError(quic.ApplicationErrorCode(codeNoError), cleanCloseReason(0))
+		}
 		select {
-		case <-tb.cli.Done():
+		case <-tc.s.Done():
 		case <-time.After(5 * time.Second):
 			t.Fatal("the client's session did not end within 5 s of the server's close")
 		}
-		// The last path removed is one of the session's paths, so its
-		// addresses are the session's, if not necessarily the first path's.
-		for name, c := range map[string]struct {
-			s      *Session
-			before pair
-		}{"client": {tb.cli, cliBefore}, "server": {tb.srv, srvBefore}} {
-			got := addrs(c.s)
-			if got.local == "" || got.remote == "" || got.local == "mpquic:unknown" {
-				t.Errorf("%s after close: %+v, want the last path's addresses (before: %+v)", name, got, c.before)
-			}
-		}
+		check(t, "client", tc.s, before)
 	})
 }

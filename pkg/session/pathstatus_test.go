@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"io"
 	"testing"
 	"testing/synctest"
@@ -88,27 +87,37 @@ func TestPeerPathStatusReachesSender(t *testing.T) {
 }
 
 // The first path can be a backup from the start (DialPath), and the server
-// learns it.
+// learns it: the client sends one PATH_STATUS for its path 0, marked a
+// backup, as it opens or with its first records. (On the harness, each end
+// in turn.)
 func TestFirstPathBackup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		link := emu.LinkConfig{RateBps: 20e6, Delay: 5 * time.Millisecond}
-		tb := newTestbedOn(t, 1, nil, false, emu.PathSpec{Up: link, Down: link})
-		defer tb.close()
-		pc, _, _ := tb.topo.AddPath(emu.PathSpec{Up: link, Down: link})
-		cli, err := DialPath(context.Background(), pc, tb.topo.Server.LocalAddr(), tb.pair.Client, nil, PathOptions{Backup: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cli.CloseWithError(0, "")
-		srv, err := tb.ln.Accept(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, _ := cli.OpenStream()
+		tc := newTestClientPath(t, nil, peerParams, PathOptions{Backup: true})
+		st, _ := tc.s.OpenStream()
 		st.Write([]byte("x")) // the status travels with the first records
-		time.Sleep(100 * time.Millisecond)
-		ps := srv.Stats().Paths
-		if len(ps) != 1 || !ps[0].Backup {
+		var status []pathStatusFrame
+		fs := without(tc.collect(100 * time.Millisecond)[0])
+		for _, pf := range tc.opening { // it may go before any record
+			fs = append(fs, pf.f)
+		}
+		for _, f := range fs {
+			if s, ok := f.(pathStatusFrame); ok {
+				status = append(status, s)
+			}
+		}
+		if len(status) != 1 || status[0].Path != uint64(tc.paths[0].id) || !status[0].Backup {
+			t.Errorf("the client sent %v, want one PATH_STATUS marking path %d a backup", status, tc.paths[0].id)
+		}
+		if ps := tc.s.Stats().Paths; len(ps) != 1 || !ps[0].Backup {
+			t.Errorf("client's view of the first path: %+v, want a backup", ps)
+		}
+	})
+	// The server learns it from that frame.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, pathStatusFrame{Path: uint64(tc.paths[0].id), Seq: 0, Backup: true}, dataFrame{ID: 0, Data: "x"})
+		tc.wantAck("the peer's first records", 0, 1)
+		if ps := tc.s.Stats().Paths; len(ps) != 1 || !ps[0].Backup {
 			t.Errorf("server's view of the first path: %+v, want a backup", ps)
 		}
 	})

@@ -2,7 +2,6 @@ package session
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -61,11 +60,6 @@ func (sp *scriptedPeer) data(id uint64, p []byte) {
 	sp.offs[id] = off + uint64(len(p))
 }
 
-// fin ends stream id at its next offset (a STREAM frame with only the FIN).
-func (sp *scriptedPeer) fin(id uint64) {
-	sp.frames(wire.AppendStreamFrameHeader(nil, id, sp.offs[id], 0, true))
-}
-
 // reset sends RESET_STREAM for stream id with code, its final size the
 // stream's next offset.
 func (sp *scriptedPeer) reset(id, code uint64) {
@@ -105,59 +99,73 @@ func (sp *scriptedPeer) close() {
 	sp.s.CloseWithError(0, "")
 }
 
-// held is what the streams' receive buffers hold, bytes.
-func (sp *scriptedPeer) held() uint64 {
-	sp.s.mu.Lock()
-	defer sp.s.mu.Unlock()
-	return sp.s.rcv.buffered
-}
-
 // Issue 10, item 1: "The reorder buffer is bounded by segment count, not
 // bytes ... its consistency check allows overlapping offsets." A peer that
 // sends overlapping out-of-order segments cannot make the session hold more
-// than its window: the first overlap is a protocol error.
+// than its window: the first overlap is a protocol error, and the peer sees
+// its path closed with codeProtocol. (On the harness: the window is the one
+// the session announced.)
 func TestOverlappingSegmentsRefused(t *testing.T) {
-	sp := newScriptedPeer(t, &Config{RecvWindow: 1 << 20})
-	sp.s.mu.Lock()
-	sp.s.rcv.limit = 1 << 20 // as if the window had been announced
-	sp.s.mu.Unlock()
-	payload := make([]byte, 16<<10)
-	var err error
-	// Segment k at offset 100+k: every one overlaps the next by almost 16 KiB.
-	for k := uint64(1); k < 1000 && err == nil; k++ {
-		err = sp.segment(wire.Segment{Seq: k, Offset: 100 + k, Payload: payload})
+	const window = 1 << 20
+	held := func(tc *testSession) uint64 {
+		tc.s.mu.Lock()
+		defer tc.s.mu.Unlock()
+		return tc.s.rcv.buffered
 	}
-	if !errors.Is(err, ErrProtocol) {
-		t.Fatalf("overlapping segments: err = %v, want ErrProtocol", err)
+	// send writes segments on the peer's data stream as they are, one at a
+	// time, until the session closes it (a write then fails: that is
+	// expected), and returns the most the session held meanwhile.
+	send := func(tc *testSession, segs func(k uint64) wire.Segment, n uint64) (most uint64) {
+		for k := uint64(1); k < n && tc.s.Err() == nil; k++ {
+			g := segs(k)
+			b := wire.AppendSegmentHeader(nil, g.Seq, g.Offset, len(g.Payload))
+			if _, err := tc.paths[0].out.Write(append(b, g.Payload...)); err != nil {
+				break
+			}
+			tc.advance(time.Millisecond) // it arrives
+			most = max(most, held(tc))
+		}
+		return most
 	}
-	if h := sp.held(); h > 1<<20+wire.MaxSegmentPayload {
-		t.Errorf("held %d bytes against a %d-byte window", h, 1<<20)
-	}
+	payload := make([]byte, 16<<10) // PADDING frames
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{RecvWindow: window})
+		if a := tc.opening; len(a) != 1 || a[0].f.(ackFrame).Limit != window {
+			t.Fatalf("the session opened with %v, want an Ack announcing its window", a)
+		}
+		// Segment k at offset 100+k: every one overlaps the next by almost
+		// 16 KiB.
+		most := send(tc, func(k uint64) wire.Segment { return wire.Segment{Seq: k, Offset: 100 + k, Payload: payload} }, 1000)
+		tc.wantClose("overlapping segments close the connection", 0, uint64(codeProtocol))
+		if err := tc.s.Err(); !errors.Is(err, ErrProtocol) {
+			t.Fatalf("overlapping segments: err = %v, want ErrProtocol", err)
+		}
+		if most > window+wire.MaxSegmentPayload {
+			t.Errorf("held %d bytes against a %d-byte window", most, window)
+		}
+	})
 	// Disjoint segments with room for the missing ones are fine, up to the
 	// window.
-	sp = newScriptedPeer(t, &Config{RecvWindow: 1 << 20})
-	sp.s.mu.Lock()
-	sp.s.rcv.limit = 1 << 20
-	sp.s.mu.Unlock()
-	for k := uint64(1); ; k++ {
-		err = sp.segment(wire.Segment{Seq: 2 * k, Offset: 2 * k * 16 << 10, Payload: payload})
-		if err != nil {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{RecvWindow: window})
+		most := send(tc, func(k uint64) wire.Segment {
+			return wire.Segment{Seq: 2 * k, Offset: 2 * k * 16 << 10, Payload: payload}
+		}, 1000)
+		// RFC 9000 §4.1: "A receiver MUST close the connection with an
+		// error of type FLOW_CONTROL_ERROR if the sender violates the
+		// advertised connection or stream data limits" (here the
+		// session's protocol error).
+		tc.wantClose("segments past the window close the connection", 0, uint64(codeProtocol))
+		if err := tc.s.Err(); !errors.Is(err, ErrProtocol) {
+			t.Fatalf("segments past the window: err = %v, want ErrProtocol", err)
 		}
-	}
-	// RFC 9000 §4.1: "A receiver MUST close the connection with an error of
-	// type FLOW_CONTROL_ERROR if the sender violates the advertised
-	// connection or stream data limits" (here the session's protocol
-	// error).
-	if !errors.Is(err, ErrProtocol) {
-		t.Fatalf("segments past the window: err = %v, want ErrProtocol", err)
-	}
-	// RFC 9000 §2.2: "Delivering an ordered byte stream requires that an
-	// endpoint buffer any data that is received out of order, up to the
-	// advertised flow control limit."
-	if h := sp.held(); h > 1<<20 {
-		t.Errorf("held %d bytes against a %d-byte window", h, 1<<20)
-	}
+		// RFC 9000 §2.2: "Delivering an ordered byte stream requires that
+		// an endpoint buffer any data that is received out of order, up to
+		// the advertised flow control limit."
+		if most > window {
+			t.Errorf("held %d bytes against a %d-byte window", most, window)
+		}
+	})
 }
 
 // Issue 10, item 2: "Ack construction is O(window) under the session lock."
@@ -202,7 +210,8 @@ func TestAckCostBoundedByRanges(t *testing.T) {
 	}
 }
 
-// AckReqs are answered at most once per ackReqInterval.
+// AckReqs are answered at most once per ackReqInterval: the receiver's
+// schedule, step by step, then what a burst draws on the wire.
 func TestAckRequestsRateLimited(t *testing.T) {
 	var r receiver
 	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -226,6 +235,28 @@ func TestAckRequestsRateLimited(t *testing.T) {
 			r.ackDue = time.Time{}
 		}
 	}
+	// On the wire (the harness): 20 AckReqs, one a millisecond, draw one
+	// Ack per ackReqInterval (5 ms), all alike, not one each.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "x"})
+		first, _ := tc.wantAck("the segment", 0, 1)
+		tc.advance(time.Second)
+		for range 20 {
+			tc.writeFrames(0, ackReqFrame{})
+			tc.advance(time.Millisecond)
+		}
+		fs := tc.collect(100 * time.Millisecond)[0]
+		if len(fs) < 3 || len(fs) > 6 {
+			t.Errorf("20 AckReqs over 20 ms drew %d Acks, want 3 to 6 (one per %v)", len(fs), ackReqInterval)
+		}
+		for _, f := range fs {
+			if a, ok := f.(ackFrame); !ok || a.Cum != first.Cum || a.Limit != first.Limit {
+				t.Errorf("got %v, want %v again", f, first)
+			}
+		}
+		tc.wantIdle("nothing more")
+	})
 }
 
 // FuzzSessionReceive drives the receive side with arbitrary scripts of an
@@ -408,31 +439,45 @@ func (sp *scriptedPeer) check() {
 // violation by peer: session: protocol violation by peer: …"." Data after a
 // stream's FIN (RFC 9000 §4.5: "Once a final size for a stream is known,
 // it cannot change") is a protocol violation whose text names
-// ErrProtocol once; so does every malformed datagram.
+// ErrProtocol once, in the session's error and in the close the peer
+// receives; so does every malformed datagram. (Moved onto the harness.)
 func TestProtocolErrorPrefixOnce(t *testing.T) {
-	check := func(what string, err error) {
-		t.Helper()
-		if !errors.Is(err, ErrProtocol) {
-			t.Fatalf("%s: err = %v, want ErrProtocol", what, err)
-		}
-		if n := strings.Count(err.Error(), ErrProtocol.Error()); n != 1 {
-			t.Errorf("%s: %q names %q %d times, want once", what, err, ErrProtocol, n)
-		}
-	}
-	sp := newScriptedPeer(t, nil)
-	defer sp.close()
-	sp.data(0, []byte("GET"))
-	sp.fin(0)
-	sp.data(0, []byte("x"))
-	check("data after FIN", sp.segment(sp.cut(1200)))
-	// A frame for stream 1, which this (server) end would have opened and
-	// never did: the error of the stream layer is ErrProtocol already,
-	// and at a8db118 the record parser's caller wrapped it again.
-	sp = newScriptedPeer(t, nil)
-	defer sp.close()
-	sp.data(1, []byte("x"))
-	check("a stream this end never opened", sp.segment(sp.cut(1200)))
-	for _, d := range [][]byte{{}, {0x3f}, {wire.TypeAck}, {wire.TypePing, 1}} {
-		check(fmt.Sprintf("datagram %x", d), sp.datagram(d))
+	for _, c := range []struct {
+		what string
+		send func(tc *testSession)
+	}{
+		{"data after FIN", func(tc *testSession) {
+			tc.writeFrames(0, dataFrame{ID: 0, Data: "GET"}, finFrame{ID: 0}, dataFrame{ID: 0, Data: "x"})
+		}},
+		// A frame for stream 1, which this (server) end would have opened
+		// and never did: the error of the stream layer is ErrProtocol
+		// already, and at a8db118 the record parser's caller wrapped it
+		// again.
+		{"a stream this end never opened", func(tc *testSession) {
+			tc.writeFrames(0, dataFrame{ID: 1, Data: "x"})
+		}},
+		{"empty datagram", func(tc *testSession) { tc.sendRawDatagram(0, []byte{}) }},
+		{"datagram 3f", func(tc *testSession) { tc.sendRawDatagram(0, []byte{0x3f}) }},
+		{"datagram Ack", func(tc *testSession) { tc.sendRawDatagram(0, []byte{wire.TypeAck}) }},
+		{"datagram Ping 1", func(tc *testSession) { tc.sendRawDatagram(0, []byte{wire.TypePing, 1}) }},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tc := newTestSession(t, nil)
+				c.send(tc)
+				// The peer reads the reason in the close of its path.
+				cl := tc.wantClose("a protocol violation closes the peer's path", 0, uint64(codeProtocol))
+				if n := strings.Count(cl.Reason, ErrProtocol.Error()); n != 1 {
+					t.Errorf("the close's reason %q names %q %d times, want once", cl.Reason, ErrProtocol, n)
+				}
+				err := tc.s.Err()
+				if !errors.Is(err, ErrProtocol) {
+					t.Fatalf("err = %v, want ErrProtocol", err)
+				}
+				if n := strings.Count(err.Error(), ErrProtocol.Error()); n != 1 {
+					t.Errorf("%q names %q %d times, want once", err, ErrProtocol, n)
+				}
+			})
+		})
 	}
 }

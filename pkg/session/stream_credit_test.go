@@ -3,7 +3,7 @@ package session
 import (
 	"context"
 	"errors"
-	"io"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -168,22 +168,25 @@ func TestCancelBeforeAcceptKeepsCredit(t *testing.T) {
 	}
 }
 
-// Issue 19, finding 1, end to end in virtual time: the client opens 8
-// streams one after another (OpenStreamSync) with MaxStreams 4 and cancels
-// each both ways before the server accepts any. The client waits for credit
-// after 4; once the server accepts, the rest go through, and neither
-// session ends.
+// Issue 19, finding 1, on the harness, the opener's side: the client opens
+// 8 streams one after another (OpenStreamSync) with 4 granted and cancels
+// each both ways before the server accepts any. It sends frames for 4
+// streams only and waits for credit; once the peer grants more (as a
+// server that accepted them does: TestCancelBeforeAcceptKeepsCredit and
+// TestHarnessNoStreamCreditBeforeAccept are the granter's side), the rest
+// go through, each stream's data, reset and STOP_SENDING, and the session
+// does not end.
 func TestCancelBeforeAcceptE2E(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := &Config{MaxStreams: 4}
-		tb := newTestbed(t, 1, cfg)
-		defer tb.close()
+		params := peerParams
+		params.MaxStreams = 4
+		tc := newTestClientParams(t, nil, params)
 		opened := make(chan uint64, 8)
 		go func() {
 			defer close(opened)
 			for range 8 {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				st, err := tb.cli.OpenStreamSync(ctx)
+				st, err := tc.s.OpenStreamSync(ctx)
 				cancel()
 				if err != nil {
 					t.Errorf("OpenStreamSync: %v", err)
@@ -196,22 +199,43 @@ func TestCancelBeforeAcceptE2E(t *testing.T) {
 				opened <- st.ID()
 			}
 		}()
-		time.Sleep(2 * time.Second)
+		// frames tallies, per stream, the kinds of frame the peer got.
+		kinds := map[uint64]map[string]bool{}
+		tally := func(fs []frame) {
+			for _, f := range fs {
+				var id uint64
+				var k string
+				switch f := f.(type) {
+				case dataFrame:
+					id, k = f.ID, "data"
+				case resetFrame:
+					id, k = f.ID, fmt.Sprintf("reset %d", f.Code)
+				case stopFrame:
+					id, k = f.ID, fmt.Sprintf("stop %d", f.Code)
+				default:
+					continue
+				}
+				if kinds[id] == nil {
+					kinds[id] = map[string]bool{}
+				}
+				kinds[id][k] = true
+			}
+		}
+		tally(tc.collect(2 * time.Second)[0])
 		if n := len(opened); n != 4 {
-			t.Errorf("client opened %d streams before any was accepted, want 4 (the credit)", n)
+			t.Errorf("client opened %d streams before any credit came back, want 4 (the credit)", n)
 		}
-		for name, s := range map[string]*Session{"client": tb.cli, "server": tb.srv} {
-			if err := s.Err(); err != nil {
-				t.Fatalf("%s ended before the server accepted: %v", name, err)
+		for id := range kinds {
+			if id >= 16 {
+				t.Errorf("frames for stream %d beyond the 4 granted: %v", id, kinds[id])
 			}
 		}
-		for i := range 8 {
-			st := accept(t, tb.srv, 5*time.Second)
-			if _, err := io.ReadAll(st); err == nil {
-				t.Errorf("stream %d (%d): read to EOF, want the client's reset", i, st.ID())
-			}
+		if err := tc.s.Err(); err != nil {
+			t.Fatalf("the client ended before the server accepted: %v", err)
 		}
-		time.Sleep(time.Second)
+		tc.ackAll(0)
+		tc.writeFrames(0, maxStreamsFrame{Uni: false, Count: 8})
+		tally(tc.collect(2 * time.Second)[0])
 		n := 0
 		for range opened {
 			n++
@@ -219,15 +243,25 @@ func TestCancelBeforeAcceptE2E(t *testing.T) {
 		if n != 8 {
 			t.Errorf("client opened %d streams, want 8", n)
 		}
-		for name, s := range map[string]*Session{"client": tb.cli, "server": tb.srv} {
-			if err := s.Err(); err != nil {
-				t.Errorf("%s: %v", name, err)
+		for i := range uint64(8) {
+			id := streamID(i, true, false)
+			if k := kinds[id]; !k["data"] || !k["reset 1"] || !k["stop 2"] {
+				t.Errorf("stream %d: the peer got %v, want its data, RESET_STREAM 1 and STOP_SENDING 2", id, k)
 			}
-			s.mu.Lock()
-			if k := s.streams.Len(); k != 0 {
-				t.Errorf("%s keeps %d streams", name, k)
-			}
-			s.mu.Unlock()
 		}
+		// The peer, as a server obeying each STOP_SENDING, resets its side
+		// of every stream: the client then keeps none.
+		for i := range uint64(8) {
+			tc.writeFrames(0, resetFrame{ID: streamID(i, true, false), Code: 2})
+		}
+		tc.advance(time.Second)
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("client: %v", err)
+		}
+		tc.s.mu.Lock()
+		if k := tc.s.streams.Len(); k != 0 {
+			t.Errorf("client keeps %d streams", k)
+		}
+		tc.s.mu.Unlock()
 	})
 }

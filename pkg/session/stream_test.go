@@ -17,53 +17,77 @@ import (
 // Item 5: "No way to abort a stream." RFC 9000 §3.2: RESET_STREAM carries an
 // application error code the receiving application observes; §3.5: "An
 // endpoint that receives a STOP_SENDING frame MUST send a RESET_STREAM
-// frame" and "SHOULD copy the error code".
+// frame" and "SHOULD copy the error code". (On the harness, the session as
+// the writer and as the reader in turn: the frames carry the codes.)
 func TestCancelWriteAndReadCodes(t *testing.T) {
+	// The session as the writer.
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
-
-		// CancelWrite: the peer reads what arrived, then the code.
-		w, _ := tb.cli.OpenStream()
-		w.Write([]byte("partial"))
-		time.Sleep(100 * time.Millisecond)
-		w.CancelWrite(42)
-		r := accept(t, tb.srv, time.Second)
-		_, err := io.ReadAll(r)
+		tc := newTestClient(t, nil)
 		var se *StreamError
-		if !errors.As(err, &se) || se.ErrorCode != 42 || !se.Remote || !errors.Is(err, ErrStreamReset) {
-			t.Errorf("peer's Read after CancelWrite(42): %v", err)
-		}
+		// CancelWrite: the peer gets RESET_STREAM with the code; a later
+		// Write fails with this end's cancel.
+		w, _ := tc.s.OpenStream()
+		w.Write([]byte("partial"))
+		tc.wantRecord("the data", 0, dataFrame{ID: w.ID(), Data: "partial"})
+		w.CancelWrite(42)
+		tc.wantRecord("CancelWrite(42): RESET_STREAM 42", 0, resetFrame{ID: w.ID(), Code: 42})
 		if _, err := w.Write([]byte("more")); !errors.As(err, &se) || se.ErrorCode != 42 || se.Remote {
 			t.Errorf("Write after CancelWrite: %v, want the local cancel", err)
 		}
-
-		// CancelRead: the writer's blocked or next Write fails with the code.
-		w2, _ := tb.cli.OpenStream()
+		// The peer's CancelRead (STOP_SENDING 7): the writer's blocked or
+		// next Write fails with the code, and the reset echoes it.
+		w2, _ := tc.s.OpenStream()
 		w2.Write([]byte("hello"))
-		r2 := accept(t, tb.srv, time.Second)
-		r2.CancelRead(7)
-		time.Sleep(100 * time.Millisecond)
-		_, err = w2.Write(make([]byte, 4<<20))
-		if !errors.As(err, &se) || se.ErrorCode != 7 || !se.Remote {
+		tc.wantRecord("the second stream's data", 0, dataFrame{ID: w2.ID(), Data: "hello"})
+		tc.ackAll(0)
+		tc.writeFrames(0, stopFrame{ID: w2.ID(), Code: 7})
+		tc.wantRecord("STOP_SENDING 7 is answered by RESET_STREAM 7", 0, resetFrame{ID: w2.ID(), Code: 7})
+		if _, err := w2.Write(make([]byte, 4<<20)); !errors.As(err, &se) || se.ErrorCode != 7 || !se.Remote {
 			t.Errorf("Write after the peer's CancelRead(7): %v", err)
 		}
-		// Both ends are done with both streams once the other sides end.
-		r.Close()
-		r2.Close()
+		// Both streams are done once the peer ends its sides.
+		tc.ackAll(0)
+		tc.writeFrames(0, finFrame{ID: w.ID()}, finFrame{ID: w2.ID()})
 		io.ReadAll(w)
 		io.ReadAll(w2)
-		time.Sleep(time.Second)
-		for name, s := range map[string]*Session{"client": tb.cli, "server": tb.srv} {
-			if err := s.Err(); err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
-			s.mu.Lock()
-			if n := s.streams.Len(); n != 0 {
-				t.Errorf("%s keeps %d streams", name, n)
-			}
-			s.mu.Unlock()
+		tc.advance(time.Second)
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("session: %v", err)
 		}
+		tc.s.mu.Lock()
+		if n := tc.s.streams.Len(); n != 0 {
+			t.Errorf("the session keeps %d streams", n)
+		}
+		tc.s.mu.Unlock()
+	})
+	// The session as the reader.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		var se *StreamError
+		// The peer's CancelWrite (RESET_STREAM 42): Read returns the code.
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "partial"}, resetFrame{ID: 0, Code: 42})
+		r := accept(t, tc.s, time.Second)
+		if _, err := io.ReadAll(r); !errors.As(err, &se) || se.ErrorCode != 42 || !se.Remote || !errors.Is(err, ErrStreamReset) {
+			t.Errorf("Read after the peer's RESET_STREAM(42): %v", err)
+		}
+		// CancelRead(7): the peer gets STOP_SENDING 7.
+		tc.writeFrames(0, dataFrame{ID: 4, Data: "hello"})
+		r2 := accept(t, tc.s, time.Second)
+		r2.CancelRead(7)
+		tc.wantRecord("CancelRead(7): STOP_SENDING 7", 0, stopFrame{ID: 4, Code: 7})
+		tc.writeFrames(0, resetFrame{ID: 4, Code: 7}) // as a peer obeying it
+		// Both streams are done once this end ends its sides.
+		r.Close()
+		r2.Close()
+		tc.advance(time.Second)
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("session: %v", err)
+		}
+		tc.s.mu.Lock()
+		if n := tc.s.streams.Len(); n != 0 {
+			t.Errorf("the session keeps %d streams", n)
+		}
+		tc.s.mu.Unlock()
 	})
 }
 

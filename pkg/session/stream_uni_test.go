@@ -31,37 +31,40 @@ func TestStreamIDTypes(t *testing.T) {
 			t.Errorf("streamID(%d, client %v, uni %v) = %d, want %d", tc.i, tc.client, tc.uni, got, tc.want)
 		}
 	}
-	// The scripted server session: a client's uni stream 2 is accepted by
-	// AcceptUniStream, its bidi stream 0 by AcceptStream; the server's own
-	// streams get IDs 1 and 3.
-	sp := newScriptedPeer(t, nil)
-	defer sp.close()
-	sp.s.streams.peerParams(wire.Params{MaxStreams: 10, MaxUniStreams: 10, StreamWindow: 64 << 10})
-	sp.data(2, []byte("uni"))
-	sp.data(0, []byte("bi"))
-	if err := sp.send(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	rs, err := sp.s.AcceptUniStream(ctx)
-	if err != nil || rs.ID() != 2 {
-		t.Fatalf("AcceptUniStream = %v, %v; want stream 2", rs, err)
-	}
-	bs, err := sp.s.AcceptStream(ctx)
-	if err != nil || bs.ID() != 0 {
-		t.Fatalf("AcceptStream = %v, %v; want stream 0", bs, err)
-	}
-	buf := make([]byte, 8)
-	if n, _ := rs.Read(buf); string(buf[:n]) != "uni" {
-		t.Errorf("uni stream read %q", buf[:n])
-	}
-	if o, err := sp.s.OpenStream(); err != nil || o.ID() != 1 {
-		t.Errorf("OpenStream = %v, %v; want stream 1", o, err)
-	}
-	if o, err := sp.s.OpenUniStream(); err != nil || o.ID() != 3 {
-		t.Errorf("OpenUniStream = %v, %v; want stream 3", o, err)
-	}
+	// On the wire, with the harness's peer as the client: its uni stream 2
+	// is accepted by AcceptUniStream, its bidi stream 0 by AcceptStream, one
+	// segment acknowledged; the server's own streams get IDs 1 and 3, and
+	// their frames carry them.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, dataFrame{ID: 2, Data: "uni"}, dataFrame{ID: 0, Data: "bi"})
+		ctx := context.Background()
+		rs, err := tc.s.AcceptUniStream(ctx)
+		if err != nil || rs.ID() != 2 {
+			t.Fatalf("AcceptUniStream = %v, %v; want stream 2", rs, err)
+		}
+		bs, err := tc.s.AcceptStream(ctx)
+		if err != nil || bs.ID() != 0 {
+			t.Fatalf("AcceptStream = %v, %v; want stream 0", bs, err)
+		}
+		tc.wantAck("the peer's streams are acknowledged", 0, 1)
+		buf := make([]byte, 8)
+		if n, _ := rs.Read(buf); string(buf[:n]) != "uni" {
+			t.Errorf("uni stream read %q", buf[:n])
+		}
+		o, err := tc.s.OpenStream()
+		if err != nil || o.ID() != 1 {
+			t.Fatalf("OpenStream = %v, %v; want stream 1", o, err)
+		}
+		u, err := tc.s.OpenUniStream()
+		if err != nil || u.ID() != 3 {
+			t.Fatalf("OpenUniStream = %v, %v; want stream 3", u, err)
+		}
+		o.Write([]byte("b"))
+		u.Write([]byte("u"))
+		tc.wantRecord("stream 1's frame", 0, dataFrame{ID: 1, Data: "b"})
+		tc.wantRecord("stream 3's frame", 0, dataFrame{ID: 3, Data: "u"})
+	})
 }
 
 // RFC 9000 §4.6: "An endpoint that receives a frame with a stream ID
@@ -72,24 +75,26 @@ func TestStreamIDTypes(t *testing.T) {
 // open 2 unidirectional and 4 bidirectional streams; a third
 // unidirectional stream is a protocol error.
 func TestUniStreamCreditSeparate(t *testing.T) {
-	sp := newScriptedPeer(t, &Config{MaxStreams: 4, MaxUniStreams: 2})
-	defer sp.close()
-	if p := sp.s.streams.params(); p.MaxStreams != 4 || p.MaxUniStreams != 2 {
-		t.Fatalf("announced %+v, want 4 bidirectional and 2 unidirectional streams", p)
-	}
-	for i := range uint64(4) {
-		sp.fin(streamID(i, true, false))
-	}
-	for i := range uint64(2) {
-		sp.fin(streamID(i, true, true))
-	}
-	if err := sp.send(); err != nil {
-		t.Fatalf("streams within both credits: %v", err)
-	}
-	sp.fin(streamID(2, true, true))
-	if err := sp.send(); !errors.Is(err, ErrProtocol) || !errors.Is(err, ErrStreamLimit) {
-		t.Fatalf("a third unidirectional stream: err = %v, want a stream-limit protocol error", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{MaxStreams: 4, MaxUniStreams: 2})
+		if p := tc.s.streams.params(); p.MaxStreams != 4 || p.MaxUniStreams != 2 {
+			t.Fatalf("announced %+v, want 4 bidirectional and 2 unidirectional streams", p)
+		}
+		var fins []frame
+		for i := range uint64(4) {
+			fins = append(fins, finFrame{ID: streamID(i, true, false)})
+		}
+		for i := range uint64(2) {
+			fins = append(fins, finFrame{ID: streamID(i, true, true)})
+		}
+		tc.writeFrames(0, fins...)
+		tc.wantAck("streams within both credits are acknowledged", 0, 1)
+		tc.writeFrames(0, finFrame{ID: streamID(2, true, true)})
+		tc.wantClose("a third unidirectional stream closes the connection", 0, uint64(codeProtocol))
+		if err := tc.s.Err(); !errors.Is(err, ErrProtocol) || !errors.Is(err, ErrStreamLimit) {
+			t.Fatalf("a third unidirectional stream: err = %v, want a stream-limit protocol error", err)
+		}
+	})
 }
 
 // The uni credit comes back with its own record: RFC 9000 §19.11, "A
@@ -99,169 +104,215 @@ func TestUniStreamCreditSeparate(t *testing.T) {
 // session's own uni credit is the peer's: it opens no unidirectional
 // stream until the peer grants one.
 func TestUniStreamCreditReturned(t *testing.T) {
-	sp := newScriptedPeer(t, &Config{MaxUniStreams: 1})
-	defer sp.close()
-	sp.s.streams.peerParams(wire.Params{MaxStreams: 10, StreamWindow: 64 << 10}) // no uni credit
-	if _, err := sp.s.OpenUniStream(); !errors.Is(err, ErrStreamLimitReached) {
-		t.Errorf("OpenUniStream without credit: %v, want ErrStreamLimitReached", err)
-	}
-	sp.data(2, []byte("hello"))
-	sp.fin(2)
-	sp.frames(wire.AppendMaxStreams(nil, 1, true)) // the peer grants one
-	if err := sp.send(); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(sp.sentFrames().recs); n != 0 {
-		t.Errorf("the session framed %d records before the application acted", n)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	rs, err := sp.s.AcceptUniStream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := io.ReadAll(rs); err != nil || string(b) != "hello" {
-		t.Fatalf("read %q, %v", b, err)
-	}
-	log := sp.sentFrames()
-	if got := log.find(frMaxUniStreams); len(got) != 1 || got[0].id != 2 {
-		t.Errorf("MAX_STREAMS (uni) records %v, want one raising the limit to 2", got)
-	}
-	if got := log.find(frMaxStreams); len(got) != 0 {
-		t.Errorf("a unidirectional stream returned bidirectional credit: %v", got)
-	}
-	ws, err := sp.s.OpenUniStream()
-	if err != nil || ws.ID() != 3 {
-		t.Fatalf("OpenUniStream after the peer's grant = %v, %v; want stream 3", ws, err)
-	}
-	ws.Write([]byte("up"))
-	ws.Close()
-	log = sp.sentFrames()
-	if d, f := log.find(frData), log.find(frFin); len(d) != 1 || d[0].id != 3 || len(f) != 1 || f[0].id != 3 {
-		t.Errorf("sent %v, want data and an end on stream 3", log.recs)
-	}
-	sp.s.mu.Lock()
-	n := sp.s.streams.Len()
-	sp.s.mu.Unlock()
-	if n != 0 {
-		t.Errorf("%d streams kept after both uni streams ended", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSessionParams(t, &Config{MaxUniStreams: 1}, wire.Params{MaxStreams: 10, StreamWindow: 64 << 10}) // no uni credit
+		if _, err := tc.s.OpenUniStream(); !errors.Is(err, ErrStreamLimitReached) {
+			t.Errorf("OpenUniStream without credit: %v, want ErrStreamLimitReached", err)
+		}
+		tc.writeFrames(0, dataFrame{ID: 2, Data: "hello"}, finFrame{ID: 2}, maxStreamsFrame{Uni: true, Count: 1}) // the peer grants one
+		tc.wantAck("the peer's segment is acknowledged", 0, 1)
+		tc.wantIdle("the session sends nothing before the application acts")
+		rs, err := tc.s.AcceptUniStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(rs); err != nil || string(b) != "hello" {
+			t.Fatalf("read %q, %v", b, err)
+		}
+		wantFrameType[segmentFrame](tc, "read to its end: a segment", 0)
+		tc.wantFrame("one MAX_STREAMS (uni) raising the limit to 2, no bidirectional credit", 0, maxStreamsFrame{Uni: true, Count: 2})
+		tc.ackAll(0)
+		tc.wantIdle("one MAX_STREAMS")
+		ws, err := tc.s.OpenUniStream()
+		if err != nil || ws.ID() != 3 {
+			t.Fatalf("OpenUniStream after the peer's grant = %v, %v; want stream 3", ws, err)
+		}
+		ws.Write([]byte("up"))
+		ws.Close()
+		wantFrameType[segmentFrame](tc, "the session's uni stream: a segment", 0)
+		tc.wantFrame("its data", 0, dataFrame{ID: 3, Data: "up"})
+		tc.wantFrame("and its end", 0, finFrame{ID: 3})
+		tc.ackAll(0)
+		tc.wantIdle("nothing more")
+		tc.s.mu.Lock()
+		n := tc.s.streams.Len()
+		tc.s.mu.Unlock()
+		if n != 0 {
+			t.Errorf("%d streams kept after both uni streams ended", n)
+		}
+	})
 }
 
 // RFC 9000 §19.8: "An endpoint MUST terminate the connection with error
 // STREAM_STATE_ERROR if it receives a STREAM frame for ... a send-only
-// stream"; §19.4 (RESET_STREAM for a send-only stream), §19.5 (STOP_SENDING
-// for a receive-only stream) and §19.10 (MAX_STREAM_DATA for a
-// receive-only stream) say the same. Each is a protocol error here.
+// stream"; §19.4: "An endpoint that receives a RESET_STREAM frame for a
+// send-only stream MUST terminate the connection with error
+// STREAM_STATE_ERROR."; §19.5: "An endpoint that receives a STOP_SENDING
+// frame for a receive-only stream MUST terminate the connection with error
+// STREAM_STATE_ERROR."; §19.10: "An endpoint that receives a
+// MAX_STREAM_DATA frame for a receive-only stream MUST terminate the
+// connection with error STREAM_STATE_ERROR." Each is a protocol error
+// here: the peer sees its path closed with codeProtocol, and then nothing.
+// (On the harness; it drove the receive side directly before.)
 func TestUniStreamWrongDirection(t *testing.T) {
-	for _, tc := range []struct {
+	for _, c := range []struct {
 		name string
-		rec  []byte
+		f    frame
 	}{
-		{"data on our send-only stream", append(wire.AppendStreamFrameHeader(nil, 3, 0, 1, false), 'x')},
-		{"end of our send-only stream", wire.AppendStreamFrameHeader(nil, 3, 0, 0, true)},
-		{"reset of our send-only stream", wire.AppendResetStream(nil, 3, 9, 0)},
-		{"stop-sending on the peer's uni stream", wire.AppendStopSending(nil, 2, 9)},
-		{"max-data on the peer's uni stream", wire.AppendMaxStreamData(nil, 2, 1<<20)},
+		{"data on our send-only stream", dataFrame{ID: 3, Data: "x"}},
+		{"end of our send-only stream", finFrame{ID: 3}},
+		{"reset of our send-only stream", resetFrame{ID: 3, Code: 9}},
+		{"stop-sending on the peer's uni stream", stopFrame{ID: 2, Code: 9}},
+		{"max-data on the peer's uni stream", maxDataFrame{ID: 2, Limit: 1 << 20}},
 	} {
-		sp := newScriptedPeer(t, nil)
-		sp.s.streams.peerParams(wire.Params{MaxStreams: 10, MaxUniStreams: 10, StreamWindow: 64 << 10})
-		if _, err := sp.s.OpenUniStream(); err != nil { // stream 3
-			t.Fatal(err)
-		}
-		sp.frames(tc.rec)
-		if err := sp.send(); !errors.Is(err, ErrProtocol) {
-			t.Errorf("%s: err = %v, want a protocol error", tc.name, err)
-		}
-		sp.close()
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tc := newTestSession(t, nil)
+				ss, err := tc.s.OpenUniStream() // stream 3
+				if err != nil {
+					t.Fatal(err)
+				}
+				ss.Write([]byte("out"))
+				tc.wantRecord("the session's uni stream", 0, dataFrame{ID: 3, Data: "out"})
+				tc.writeFrames(0, dataFrame{ID: 2, Data: "in"}) // the peer's uni stream
+				if _, err := tc.s.AcceptUniStream(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				tc.writeFrames(0, c.f)
+				wantProtocolClose(tc, c.name)
+			})
+		})
 	}
 }
 
-// End to end in virtual time: each end opens a unidirectional stream and
-// sends 1 MiB on it; the other accepts it with AcceptUniStream and reads
-// every byte. With MaxUniStreams 2, the client's third OpenUniStreamSync
-// waits until the server has read a stream to its end.
+// Each end opens a unidirectional stream and sends 1 MiB on it; the other
+// accepts it with AcceptUniStream and reads every byte. With MaxUniStreams
+// 2, the client's third OpenUniStreamSync waits until the server has read a
+// stream to its end. (On the harness, each end in turn: the sender's
+// frames, the receiver's MAX_STREAMS.)
 func TestUniStreamsE2E(t *testing.T) {
+	data := bytes.Repeat([]byte("unidirectional"), 1<<20/14)
+	// The sender: a client granted 2 uni streams sends 1 MiB on its first,
+	// every byte once and in order, then the FIN; its third and fourth
+	// OpenUniStreamSync wait for the peer's MAX_STREAMS (uni).
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, &Config{MaxUniStreams: 2})
-		defer tb.close()
-		data := bytes.Repeat([]byte("unidirectional"), 1<<20/14)
-		send := func(ws *SendStream) {
+		params := peerParams
+		params.MaxUniStreams = 2
+		tc := newTestClientParams(t, nil, params)
+		ws, err := tc.s.OpenUniStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
 			if _, err := ws.Write(data); err != nil {
 				t.Errorf("stream %d: %v", ws.ID(), err)
 			}
 			ws.Close()
+		}()
+		var got bytes.Buffer
+		fins := 0
+		for range 500 {
+			for _, f := range tc.collect(10 * time.Millisecond)[0] {
+				switch f := f.(type) {
+				case dataFrame:
+					if f.ID != ws.ID() || f.Off != uint64(got.Len()) {
+						t.Fatalf("%v after %d bytes of stream %d", f, got.Len(), ws.ID())
+					}
+					got.WriteString(f.Data)
+				case finFrame:
+					fins++
+				}
+			}
+			tc.mu.Lock()
+			cum := tc.nextSeg
+			tc.mu.Unlock()
+			tc.writeFrames(0, ackFrame{Cum: cum, Limit: 1 << 24})
+			if fins > 0 {
+				break
+			}
 		}
-		for _, pair := range [][2]*Session{{tb.cli, tb.srv}, {tb.srv, tb.cli}} {
-			ws, err := pair[0].OpenUniStream()
-			if err != nil {
-				t.Fatal(err)
-			}
-			go send(ws)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			rs, err := pair[1].AcceptUniStream(ctx)
-			cancel()
-			if err != nil || rs.ID() != ws.ID() {
-				t.Fatalf("AcceptUniStream = %v, %v; want stream %d", rs, err, ws.ID())
-			}
-			rs.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if got, err := io.ReadAll(rs); err != nil || !bytes.Equal(got, data) {
-				t.Fatalf("read %d bytes, %v; want the %d written", len(got), err, len(data))
-			}
+		if !bytes.Equal(got.Bytes(), data) || fins != 1 {
+			t.Fatalf("the peer got %d bytes and %d FINs, want the %d written and one", got.Len(), fins, len(data))
 		}
-		// The client's uni credit: 2, the first stream done and read.
-		second, _ := tb.cli.OpenUniStream()
+		second, _ := tc.s.OpenUniStream()
 		second.Write([]byte("2"))
 		second.Close()
-		third := make(chan *SendStream, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			ws, err := tb.cli.OpenUniStreamSync(ctx)
-			if err != nil {
-				t.Errorf("OpenUniStreamSync: %v", err)
+		tc.wantRecord("the second uni stream", 0, dataFrame{ID: second.ID(), Data: "2"})
+		next := func() chan *SendStream {
+			c := make(chan *SendStream, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				ws, _ := tc.s.OpenUniStreamSync(ctx)
+				c <- ws
+			}()
+			return c
+		}
+		for k, want := range []uint64{streamID(2, true, true), streamID(3, true, true)} {
+			c := next()
+			tc.advance(time.Second)
+			select {
+			case <-c:
+				t.Fatalf("OpenUniStreamSync beyond the peer's %d uni streams returned", 2+k)
+			default:
 			}
-			third <- ws
-		}()
-		time.Sleep(time.Second)
-		select {
-		case <-third:
-			// The first stream's credit came back once the server read it.
-		default:
-			t.Fatal("OpenUniStreamSync waits with one stream of credit left")
+			tc.writeFrames(0, maxStreamsFrame{Uni: true, Count: uint64(3 + k)})
+			select {
+			case ws := <-c:
+				if ws == nil || ws.ID() != want {
+					t.Errorf("uni stream %v, want ID %d", ws, want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("OpenUniStreamSync still waits after the peer's MAX_STREAMS")
+			}
 		}
-		fourth := make(chan *SendStream, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			ws, _ := tb.cli.OpenUniStreamSync(ctx)
-			fourth <- ws
-		}()
-		time.Sleep(time.Second)
-		select {
-		case <-fourth:
-			t.Fatal("OpenUniStreamSync beyond the server's MaxUniStreams 2 returned")
-		default:
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("client: %v", err)
 		}
+	})
+	// The receiver: a server with MaxUniStreams 2 accepts the peer's uni
+	// streams with AcceptUniStream, reads every byte, and returns each
+	// one's credit (MAX_STREAMS uni 3, then 4) once read to its end.
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, &Config{MaxUniStreams: 2})
+		small := data[:400_000] // within the session's stream window: the peer does not wait for credit
+		tc.writeFrames(0, dataFrame{ID: 2, Data: string(small)}, finFrame{ID: 2})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		rs, err := tb.srv.AcceptUniStream(ctx)
-		if err != nil {
-			t.Fatal(err)
+		rs, err := tc.s.AcceptUniStream(ctx)
+		if err != nil || rs.ID() != 2 {
+			t.Fatalf("AcceptUniStream = %v, %v; want stream 2", rs, err)
+		}
+		rs.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if got, err := io.ReadAll(rs); err != nil || !bytes.Equal(got, small) {
+			t.Fatalf("read %d bytes, %v; want the %d written", len(got), err, len(small))
+		}
+		// (MAX_STREAM_DATA may come first: the application read as the
+		// data arrived, before the FIN.)
+		wantPast := func(expectation string, want frame) {
+			t.Helper()
+			for {
+				f, _ := tc.readFrame(0)
+				switch f.(type) {
+				case segmentFrame, ackFrame, maxDataFrame:
+					continue
+				}
+				if f != want {
+					t.Fatalf("%s: got %v, want %v", expectation, f, want)
+				}
+				return
+			}
+		}
+		wantPast("the first uni stream read: its credit back", maxStreamsFrame{Uni: true, Count: 3})
+		tc.writeFrames(0, dataFrame{ID: 6, Data: "2"}, finFrame{ID: 6})
+		rs, err = tc.s.AcceptUniStream(ctx)
+		if err != nil || rs.ID() != 6 {
+			t.Fatalf("AcceptUniStream = %v, %v; want stream 6", rs, err)
 		}
 		io.ReadAll(rs)
-		select {
-		case ws := <-fourth:
-			if ws == nil || ws.ID() != streamID(3, true, true) {
-				t.Errorf("fourth uni stream %v, want ID %d", ws, streamID(3, true, true))
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("OpenUniStreamSync still waits after the server read a stream")
-		}
-		for name, s := range map[string]*Session{"client": tb.cli, "server": tb.srv} {
-			if err := s.Err(); err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
+		wantPast("the second one read", maxStreamsFrame{Uni: true, Count: 4})
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("server: %v", err)
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -18,22 +17,11 @@ import (
 //
 // At the smallest window allowed, a stream written far beyond its window and
 // never read leaves room for a second stream, which the server accepts and
-// reads to its end.
+// reads to its end. (On the harness: the peer writes as far as the windows
+// the session announces let it; see unreadBeside.)
 func TestUnreadStreamSmallestWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, &Config{RecvWindow: InitialWindow})
-		defer tb.close()
-		hog, _ := tb.cli.OpenStream()
-		go hog.Write(make([]byte, 4*InitialWindow)) // never read
-		time.Sleep(time.Second)
-		st, _ := tb.cli.OpenStream()
-		msg := bytes.Repeat([]byte("isolated"), 32<<10) // 256 KiB: 4 connection windows
-		go func() { st.Write(msg); st.Close() }()
-		accept(t, tb.srv, time.Second) // the hog
-		other := accept(t, tb.srv, 5*time.Second)
-		if got := readAll(t, other, 30*time.Second); !bytes.Equal(got, msg) {
-			t.Errorf("second stream read %d bytes, want %d", len(got), len(msg))
-		}
+		unreadBeside(t, &Config{RecvWindow: InitialWindow}, 1, 256<<10) // 256 KiB: 4 connection windows
 	})
 }
 
@@ -69,26 +57,11 @@ func TestStreamWindowBelowConnectionWindow(t *testing.T) {
 // the window." What the docs now say holds: streams that are never read
 // keep their initial window (StreamWindow), so fewer than RecvWindow /
 // StreamWindow of them (7 with the defaults) leave room for others. Seven
-// never-read streams, each written 1 MiB, and an eighth moves 2 MiB.
+// never-read streams, each sent its whole window, and an eighth moves 2
+// MiB. (On the harness; see unreadBeside.)
 func TestSevenUnreadStreamsDefaults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
-		for range 7 {
-			hog, _ := tb.cli.OpenStream()
-			go hog.Write(make([]byte, 1<<20))
-		}
-		time.Sleep(2 * time.Second)
-		st, _ := tb.cli.OpenStream()
-		msg := bytes.Repeat([]byte("eighth"), 2<<20/6)
-		go func() { st.Write(msg); st.Close() }()
-		for range 7 {
-			accept(t, tb.srv, time.Second)
-		}
-		other := accept(t, tb.srv, 5*time.Second)
-		if got := readAll(t, other, 30*time.Second); !bytes.Equal(got, msg) {
-			t.Errorf("eighth stream read %d bytes, want %d", len(got), len(msg))
-		}
+		unreadBeside(t, nil, 7, 2<<20)
 	})
 }
 
@@ -98,32 +71,33 @@ func TestSevenUnreadStreamsDefaults(t *testing.T) {
 // to enter the 'Reset Recvd' state. This might cause the delivery of stream
 // data to the application to be interrupted." What CancelWrite's doc now
 // says: what the peer's application read stays read; what it received and
-// had not read is discarded, and its Read fails with the code.
+// had not read is discarded, and its Read fails with the code. (On the
+// harness: the session under test is the reader.)
 func TestResetDiscardsUnreadData(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tb := newTestbed(t, 1, nil)
-		defer tb.close()
-		w, _ := tb.cli.OpenStream()
-		w.Write([]byte("read"))
-		peer := accept(t, tb.srv, time.Second)
+		tc := newTestSession(t, nil)
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "read"})
+		peer := accept(t, tc.s, time.Second)
 		buf := make([]byte, 16)
 		if n, err := peer.Read(buf); err != nil || string(buf[:n]) != "read" {
 			t.Fatalf("first Read = %q, %v", buf[:n], err)
 		}
-		w.Write([]byte("unread"))
-		time.Sleep(100 * time.Millisecond) // arrives, not read
-		tb.srv.mu.Lock()
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "unread"})
+		tc.advance(100 * time.Millisecond) // arrives, not read
+		tc.s.mu.Lock()
 		buffered := int(peer.recv.buf.held())
-		tb.srv.mu.Unlock()
+		tc.s.mu.Unlock()
 		if buffered != len("unread") {
 			t.Fatalf("server holds %d unread bytes, want %d", buffered, len("unread"))
 		}
-		w.CancelWrite(9)
-		time.Sleep(100 * time.Millisecond)
+		tc.drain(0) // the Acks
+		tc.writeFrames(0, resetFrame{ID: 0, Code: 9})
+		tc.wantAck("the reset is acknowledged", 0, 3)
 		n, err := peer.Read(buf)
 		var se *StreamError
 		if n != 0 || !errors.As(err, &se) || se.ErrorCode != 9 {
 			t.Errorf("Read after the reset = %q, %v; want nothing and the code 9", buf[:n], err)
 		}
+		tc.wantIdle("a reset stream sends nothing back (no STOP_SENDING, RFC 9000 §3.5)")
 	})
 }

@@ -1,0 +1,214 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// Liveness and repair: what the session sends to keep a path alive, and
+// what it sends again when a path stops delivering.
+
+// RFC 9000 §10.1.2: "An endpoint might need to send ack-eliciting packets
+// to avoid an idle timeout if it is expecting response data but does not
+// have or is unable to send application data." A Dial side's paths send
+// quic-go keep-alives (Config.QUIC nil: every 15 s, within quic-go's 30 s
+// idle timeout), which carry no session frame: over 40 s of quiet the peer
+// gets packets, no frame, and the path stays up.
+func TestHarnessDialKeepAliveSendsNoFrames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestClient(t, nil)
+		before := tc.packetsFromSession(0)
+		tc.advance(40 * time.Second)
+		if fs := tc.drain(0); len(fs) > 0 {
+			t.Errorf("40 s of quiet: the session sent %v, want no frame", fs)
+		}
+		if n := tc.packetsFromSession(0) - before; n < 2 {
+			t.Errorf("40 s of quiet: %d packets, want the keep-alives (every 15 s)", n)
+		}
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("the session ended: %v", err)
+		}
+		if tc.paths[0].conn.Context().Err() != nil {
+			t.Error("the path's QUIC connection idled out")
+		}
+	})
+}
+
+// RFC 9000 §13.3: "An endpoint SHOULD stop sending MAX_STREAM_DATA frames
+// when the receiving part of the stream enters a "Size Known" or "Reset
+// Recvd" state." The peer sends a stream's last 60,000 bytes with its FIN;
+// the application reads them all, far more than the quarter window after
+// which credit goes back (TestHarnessStreamCreditNotReturnedEarly), and the
+// session sends no MAX_STREAM_DATA for it.
+func TestHarnessNoMaxStreamDataAfterFin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const window = 64 << 10
+		tc := newTestSession(t, &Config{StreamWindow: window, MaxStreamWindow: window})
+		data := strings.Repeat("f", 60000)
+		tc.writeFrames(0, dataFrame{ID: 0, Data: data}, finFrame{ID: 0})
+		tc.advance(50 * time.Millisecond)
+		tc.drain(0)
+		st, err := tc.s.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tc.readAll(st, len(data)); !bytes.Equal(got, []byte(data)) {
+			t.Fatal("read other bytes")
+		}
+		for _, f := range without(tc.collect(time.Second)[0]) {
+			if m, ok := f.(maxDataFrame); ok {
+				t.Errorf("%v for a stream whose final size is known", m)
+			}
+		}
+	})
+}
+
+// peerAcks acknowledges, as a genuine receiver does, the segments it has
+// seen: a cumulative part and ranges above the gaps (RFC 9000 §19.3.1's
+// ACK Ranges).
+type peerAcks struct{ seen map[uint64]bool }
+
+func (a *peerAcks) add(fs []frame) {
+	for _, f := range fs {
+		if g, ok := f.(segmentFrame); ok {
+			a.seen[g.Seq] = true
+		}
+	}
+}
+
+func (a *peerAcks) ack() ackFrame {
+	var seqs []uint64
+	for s := range a.seen {
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	f := ackFrame{Limit: 1 << 24}
+	for _, s := range seqs {
+		switch {
+		case s == f.Cum && f.Ranges == nil:
+			f.Cum++
+		case len(f.Ranges) > 0 && f.Ranges[len(f.Ranges)-1].End == s:
+			f.Ranges[len(f.Ranges)-1].End++
+		case len(f.Ranges) < wire.MaxAckRanges:
+			f.Ranges = append(f.Ranges, wire.Range{Start: s, End: s + 1})
+		}
+	}
+	return f
+}
+
+// RFC 9000 §13.3: "Application data sent in STREAM frames is retransmitted
+// in new STREAM frames unless the endpoint has sent a RESET_STREAM for that
+// stream." and RFC 9002 §6: loss is detected from acknowledgements. Over
+// two paths a 900,000-byte response is under way when one path goes dark
+// for good; the peer acknowledges, on the live path, what arrived. Every
+// byte of the stream reaches the peer, the lost ones again on the live
+// path.
+func TestHarnessDeadPathDataSentAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const live, dead = 0, 1
+		tc := newTestSession(t, nil, harnessLink(10*time.Millisecond), harnessLink(10*time.Millisecond))
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 900000 // within the peer's 1 MiB stream window
+		go func() { st.Write(bytes.Repeat([]byte("z"), n)); st.Close() }()
+		acks := peerAcks{seen: map[uint64]bool{}}
+		var got rangeset
+		fin := false
+		var onDead int
+		for step := range 300 {
+			if step == 2 {
+				tc.paths[dead].link.SetDown(true)
+			}
+			fs := tc.collect(20 * time.Millisecond)
+			acks.add(fs[live])
+			acks.add(fs[dead])
+			for p, pfs := range fs {
+				data, fins := streamData(pfs, st.ID())
+				fin = fin || fins > 0
+				for _, d := range data {
+					lo, hi := d.Off, d.Off+uint64(len(d.Data))
+					if p == dead {
+						onDead += len(d.Data)
+					}
+					got.add(lo, hi)
+				}
+			}
+			tc.writeFrames(live, acks.ack())
+			if fin && covers(got, 0, n) {
+				break
+			}
+		}
+		if !fin || !covers(got, 0, n) {
+			t.Fatalf("after 6 s the peer has the stream's bytes %v (fin %v), want 0-%d and the FIN", got, fin, n)
+		}
+		_, down := tc.paths[dead].link.Stats() // the session is the server: b to a
+		if onDead == 0 || down.DroppedOutage == 0 {
+			t.Fatalf("%d stream bytes reached the peer on the second path, %d packets lost on it: the test tests nothing", onDead, down.DroppedOutage)
+		}
+		t.Logf("%d stream bytes on the second path before it went dark, %d packets lost there", onDead, down.DroppedOutage)
+		if err := tc.s.Err(); err != nil {
+			t.Errorf("the session ended: %v", err)
+		}
+	})
+}
+
+// covers reports whether s holds all of [lo, hi).
+func covers(s rangeset, lo, hi uint64) bool {
+	return s.gaps(lo, hi, func(uint64, uint64) error { return errGap }) == nil
+}
+
+var errGap = errors.New("gap")
+
+// RFC 9000 §13.3: "Cancellation of stream transmission, as carried in a
+// RESET_STREAM frame, is sent until acknowledged or until all stream data
+// is acknowledged by the peer". The reset goes out on the fast path, which
+// goes dark before it arrives; the peer acknowledges what reaches it on the
+// other path, and the reset reaches it there.
+func TestHarnessLostResetSentAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const slow, fast = 0, 1
+		tc := newTestSession(t, nil, harnessLink(20*time.Millisecond), harnessLink(5*time.Millisecond))
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Write([]byte("abandoned"))
+		tc.wantRecord("the data, on the fast path", fast, dataFrame{ID: st.ID(), Data: "abandoned"})
+		tc.ackAll(fast)
+		tc.advance(20 * time.Millisecond)
+		tc.drain(fast)
+		st.CancelWrite(8)
+		tc.paths[fast].link.SetDown(true) // before the reset can arrive
+		acks := peerAcks{seen: map[uint64]bool{}}
+		resets := 0
+		for range 150 {
+			fs := tc.collect(20 * time.Millisecond)
+			acks.add(fs[slow])
+			for _, f := range fs[slow] {
+				if r, ok := f.(resetFrame); ok && r == (resetFrame{ID: st.ID(), Code: 8}) {
+					resets++
+				}
+			}
+			tc.writeFrames(slow, acks.ack())
+			if resets > 0 {
+				break
+			}
+		}
+		if resets == 0 {
+			t.Fatal("the reset lost on the dark path never reached the peer on the other path")
+		}
+		if _, down := tc.paths[fast].link.Stats(); down.DroppedOutage == 0 { // the session is the server: b to a
+			t.Fatal("nothing the session sent was lost on the fast path: the test tests nothing")
+		}
+	})
+}
