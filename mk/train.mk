@@ -74,7 +74,7 @@ edar-eval: train-venv gym build
 	training/edar/evaluate.sh
 
 train-test: train-venv
-	cd training/edar && ../../$(EDAR_PY) -m unittest -v test_edar
+	cd training/edar && ../../$(EDAR_PY) -m unittest -v test_edar test_space
 
 train-synthetic: train-venv onnxruntime
 	rm -rf $(EDAR_SYNTH_DIR)
