@@ -10,7 +10,7 @@ import (
 // how V_w and F_t are read from the receiver report: see Reward):
 //
 //	r_t = V_g − α·V_w − β·V_o
-//	V_g = G_t
+//	V_g = G_t  (distinct bytes received per second, see Reward)
 //	V_w = (Σ_i Y_t^i − G_t) / Σ_i Y_t^i
 //	V_o = O_t / B_t + F_t / TI_t
 //
@@ -46,7 +46,15 @@ type RewardTerms struct {
 // Reward computes r_t from one receiver report (or several merged with
 // mergeReport). Mapping of the paper's symbols to the report:
 //
-//   - G_t: GoodputBytes / Interval (bytes/s), divided by GoodputScale.
+//   - G_t: the paper's "average goodput of the entire MPTCP connection",
+//     read as the distinct bytes that arrived: (Σ_i Y_t^i − DuplicateBytes)
+//     / Interval (bytes/s), divided by GoodputScale. In-order delivery
+//     (GoodputBytes) is the same over a run but not per TI: a copy that
+//     fills a gap releases the whole reorder buffer at once, so with
+//     in-order delivery as G_t a switch to redundant mode earned a spike
+//     one TI later and paid for the lost capacity only afterwards, beyond
+//     the γ = 0.6 horizon (a model trained that way on the space of issue
+//     33 still copied 22% of its bytes on hetero-2path).
 //   - V_w: the paper defines it as (Σ_i Y_t^i − G_t) / Σ_i Y_t^i and says
 //     what it is for: "V_w denotes the waste of bandwidth by sending
 //     redundant packets" (§IV.B.3). Within one TI, Σ Y − G also counts the
@@ -71,12 +79,12 @@ type RewardTerms struct {
 func Reward(rep *sched.ReceiverReport, cfg *RewardConfig) RewardTerms {
 	var t RewardTerms
 	sec := rep.Interval.Seconds()
-	if sec > 0 && cfg.GoodputScale > 0 {
-		t.Vg = float64(rep.GoodputBytes) / sec / cfg.GoodputScale
-	}
 	var y uint64
 	for _, b := range rep.PathBytes {
 		y += b
+	}
+	if sec > 0 && cfg.GoodputScale > 0 && y > rep.DuplicateBytes {
+		t.Vg = float64(y-rep.DuplicateBytes) / sec / cfg.GoodputScale
 	}
 	if y > 0 {
 		t.Vw = min(float64(rep.DuplicateBytes)/float64(y), 1)

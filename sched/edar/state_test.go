@@ -110,8 +110,9 @@ func TestStateClipsAndCapsSubflows(t *testing.T) {
 
 // Reward, paper §IV.B.3: "r_t = V_g − α·V_w − β·V_o, where V_g = G_t,
 // V_w = (Σ_{i=1}^n Y_t^i − G_t) / Σ_{i=1}^n Y_t^i, V_o = O_t/B_t + F_t/TI_t";
-// §VI: "α = 1.0, and β = 0.5". V_w counts the bytes received twice ("the
-// waste of bandwidth by sending redundant packets"), F_t the HoL time only
+// §VI: "α = 1.0, and β = 0.5". G_t counts the distinct bytes that arrived,
+// V_w the bytes received twice ("the waste of bandwidth by sending
+// redundant packets"), F_t the HoL time only
 // while the buffer is "fully occupied by out-of-order packets" (Reward's
 // mapping, issue 33).
 func TestRewardOnHandBuiltReports(t *testing.T) {
@@ -135,12 +136,13 @@ func TestRewardOnHandBuiltReports(t *testing.T) {
 		},
 		{
 			name: "reordering, no copies: bytes behind a gap are not waste",
-			// Σ Y = 100 kB, G = 60 kB, no duplicate: V_w = 0 (the paper's
-			// (Σ Y − G)/Σ Y would say 0.4); buffer a quarter full and HoL
-			// blocked all TI: not full, so V_o = 0.25 → r = 1.2 − 0.5·0.25
+			// Σ Y = 100 kB distinct (2.5 MB/s → V_g = 2) of which 60 kB in
+			// order, no duplicate: V_w = 0 (the paper's (Σ Y − G)/Σ Y would
+			// say 0.4); buffer a quarter full and HoL blocked all TI: not
+			// full, so V_o = 0.25 → r = 2 − 0.5·0.25
 			rep: sched.ReceiverReport{Interval: 40 * time.Millisecond, GoodputBytes: 60_000, PathBytes: [8]uint64{70_000, 30_000},
 				ReorderBytes: 128 << 10, HoLBlocked: 40 * time.Millisecond},
-			want: RewardTerms{Vg: 1.2, Vw: 0, Vo: 0.25, R: 1.075},
+			want: RewardTerms{Vg: 2, Vw: 0, Vo: 0.25, R: 1.875},
 		},
 		{
 			name: "buffer full of out-of-order data, HoL blocked half the TI",
@@ -155,9 +157,9 @@ func TestRewardOnHandBuiltReports(t *testing.T) {
 			want: RewardTerms{},
 		},
 		{
-			name: "gap filled: goodput above bytes received clips V_w at 0",
+			name: "gap filled: in-order delivery above the bytes received is not goodput of this TI",
 			rep:  sched.ReceiverReport{Interval: 40 * time.Millisecond, GoodputBytes: 100_000, PathBytes: [8]uint64{50_000}},
-			want: RewardTerms{Vg: 2, R: 2},
+			want: RewardTerms{Vg: 1, R: 1},
 		},
 	}
 	for _, c := range cases {
