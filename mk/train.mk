@@ -19,15 +19,18 @@
 
 EDAR_VENV        ?= .venv-train
 EDAR_PY          := $(EDAR_VENV)/bin/python
-EDAR_TRANSITIONS ?= training/edar/out/gym-transitions/
+EDAR_TRANSITIONS ?= training/edar/out/space-transitions/
 EDAR_MODEL       ?= testdata/edar.onnx
-EDAR_STEPS       ?= 10000
+EDAR_STEPS       ?= 20000
 EDAR_SEED        ?= 0
-# Data collection (collect_gym.py through mpqgym; cmd/edar-collect's flows):
-# 100 flows per setting i-iii as in the paper, of 10-25 MB (the paper:
-# 10-100 MB), scaled down for 2 shared cores, see docs/edar.md.
-# EDAR_COLLECT_ARGS overrides.
-EDAR_COLLECT_ARGS ?= --settings i,ii,iii --flows 100 --min-bytes 10000000 --max-bytes 25000000 --seed 1 --procs 2
+# Data collection (collect_gym.py through mpqgym): 1,200 flows, each network
+# drawn from the training space of training/edar/space.py (2-3 paths,
+# rates, delays, loss, queues, receive buffers, outages, handoffs, traces;
+# the held-back settings of docs/edar-generalisation.md never drawn), the
+# mode redrawn every 25 TIs on average (issue 33). The paper's collection
+# over settings i-iii (issue 25's model):
+#   EDAR_COLLECT_ARGS='--settings i,ii,iii --flows 100 --min-bytes 10000000 --max-bytes 25000000 --seed 1 --procs 2'
+EDAR_COLLECT_ARGS ?= --space 1200 --switch-every 25 --seed 1 --procs 2
 EDAR_GO_COLLECT_ARGS ?= -settings i,ii,iii -flows 100 -min-bytes 10000000 -max-bytes 25000000 -seed 1
 EDAR_DOCS        ?= docs/edar-gym
 EDAR_TRAIN_ARGS  ?= --randomize-prev-action

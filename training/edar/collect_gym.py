@@ -61,7 +61,7 @@ def plan_space(a):
             json.dump(sc, fh, indent=1)
         mode = int(np.random.default_rng([seed, 3, 0xED]).integers(2))
         name = "redundant" if mode else "normal"
-        flows.append(Flow("space", seed, mode, sc["bytes"], os.path.join(a.out, "space", f"flow-{seed:05d}-{name}.edar"), f))
+        flows.append(Flow("space", seed, mode, sc["bytes"], os.path.join(a.out, "space", f"flow-{seed:04d}-{name}.edar"), f))
     return flows
 
 
