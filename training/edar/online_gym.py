@@ -32,6 +32,7 @@ import dqn
 import edar_export
 import edar_model as m
 import mpqgym
+import space
 from train import load_onnx_params
 
 # The experiment families of scripts/edar-eval.sh: scenarios and per-flow
@@ -41,7 +42,16 @@ FAMILIES = {
     "settings": ([f"edar-setting-{s}" for s in ("i", "ii", "iii", "iv", "v")], {"max_bytes": 5_000_000}),
     "fig10": (["edar-fig10-delay"], {"max_bytes": 4_000_000}),
     "fig11": (["edar-fig11-loss"], {"max_bytes": 4_000_000}),
+    # The held-back settings of issue 33 (space.py; scenario files, 3 path
+    # slots), shrunk as eval_heldback.sh shrinks them.
+    "heldback": (sorted(os.path.join(space.HELD_BACK_DIR, f) for f in os.listdir(space.HELD_BACK_DIR) if f.endswith(".json")),
+                 {"max_bytes": 8_000_000}),
 }
+
+
+def _scenario(sc):
+    """Reset options naming sc, a library name or a scenario file."""
+    return {"scenario_file": sc} if sc.endswith(".json") else {"scenario": sc}
 
 
 class Replay:
@@ -84,7 +94,7 @@ def main(argv=None):
     t0 = time.time()
     scenarios, opts = FAMILIES[a.family]
     flows = [(scenarios[k % len(scenarios)], a.seed + k // len(scenarios)) for k in range(a.flows)]
-    slots, P = 2, a.procs
+    slots, P = (3 if scenarios[0].endswith(".json") else 2), a.procs
     params = load_onnx_params(a.model)
     target = params
     opt, update = dqn.make_update(a.lr, a.gamma, a.tau, a.batch, rand_prev=True)
@@ -94,7 +104,7 @@ def main(argv=None):
     pool = jnp.arange(a.replay)
     rng = np.random.default_rng(a.seed)
     key = jax.random.PRNGKey(a.seed)
-    envs = [mpqgym.make(scenarios[0], edar=True, slots=slots, step_timeout=600) for _ in range(P)]
+    envs = [mpqgym.make(**_scenario(scenarios[0]), edar=True, slots=slots, step_timeout=600) for _ in range(P)]
     queue, cur, log = list(flows), [None] * P, []
     explored = decisions = redundant = 0
 
@@ -103,7 +113,7 @@ def main(argv=None):
             cur[i] = None
             return False
         sc, seed = queue.pop(0)
-        envs[i]._begin_reset(seed, {"scenario": sc, **opts})
+        envs[i]._begin_reset(seed, {**_scenario(sc), **(opts(sc) if callable(opts) else opts)})
         cur[i] = {"scenario": sc, "seed": seed, "steps": [], "w0": time.time()}
         return True
 
