@@ -32,7 +32,7 @@ EDAR_SEED        ?= 0
 #   EDAR_COLLECT_ARGS='--settings i,ii,iii --flows 100 --min-bytes 10000000 --max-bytes 25000000 --seed 1 --procs 2'
 EDAR_COLLECT_ARGS ?= --space 1200 --switch-every 25 --seed 1 --procs 2
 EDAR_GO_COLLECT_ARGS ?= -settings i,ii,iii -flows 100 -min-bytes 10000000 -max-bytes 25000000 -seed 1
-EDAR_DOCS        ?= docs/edar-gym
+EDAR_DOCS        ?= docs/edar-generalisation/train
 EDAR_TRAIN_ARGS  ?= --randomize-prev-action
 EDAR_SYNTH_DIR   ?= training/edar/out/synthetic
 
