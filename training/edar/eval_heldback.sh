@@ -14,8 +14,9 @@
 # $EDAR_MODEL) and edar-o; minrtt with opportunistic reinjection; minrtt on
 # each path alone (the single-path baselines); edar with $EDAR_HB_BEFORE if
 # set. EdAR-o is EdAR-p adapted online (online_gym.py --family heldback:
-# warm-up flows on seeds from 1001, never evaluated, ε = 0.1, training after
-# every flow) and then run greedily, as training/edar/evaluate.sh does for
+# $EDAR_HB_FLOWS (28) warm-up flows on seeds from 1001, never evaluated,
+# ε = 0.1, 200 steps after every flow once the replay holds
+# $EDAR_HB_LEARN_START (1,000) transitions) and then run greedily, as training/edar/evaluate.sh does for
 # the paper's settings. Every run is in virtual time. The table:
 # cmd/edar-heldback (pkg/report's tie method).
 set -euo pipefail
@@ -26,7 +27,8 @@ ONLINE=${EDAR_HB_ONLINE:-results/edar-heldback-online}
 MODEL=${EDAR_MODEL:-testdata/edar.onnx}
 SEEDS=${EDAR_HB_SEEDS:-3}
 PAR=${EDAR_HB_PARALLEL:-2}
-FLOWS=${EDAR_HB_FLOWS:-14}
+FLOWS=${EDAR_HB_FLOWS:-28}
+LEARN_START=${EDAR_HB_LEARN_START:-1000}
 STEPS=${EDAR_ONLINE_STEPS:-200}
 PY=${EDAR_PY:-.venv-train/bin/python}
 DIR=docs/edar-generalisation/scenarios
@@ -42,7 +44,7 @@ if [ -z "${EDAR_HB_REPORT_ONLY:-}" ]; then
 		rm -rf "$ONLINE" && mkdir -p "$ONLINE"
 		log "EdAR-o online learning on the held-back family, $FLOWS warm-up flows, $STEPS steps after each"
 		(cd training/edar && "../../$PY" online_gym.py --model "../../$MODEL" --out "../../$ONLINE/model.onnx" \
-			--family heldback --flows "$FLOWS" --steps "$STEPS" 2>"../../$ONLINE/online.log" | tail -1)
+			--family heldback --flows "$FLOWS" --steps "$STEPS" --learn-start "$LEARN_START" 2>"../../$ONLINE/online.log" | tail -1)
 	fi
 	mkdir -p "$OUT"
 	cp "$ONLINE/model.onnx.online.json" "$OUT/online.json"
