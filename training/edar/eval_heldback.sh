@@ -32,6 +32,8 @@ LEARN_START=${EDAR_HB_LEARN_START:-1000}
 STEPS=${EDAR_ONLINE_STEPS:-200}
 PY=${EDAR_PY:-.venv-train/bin/python}
 DIR=docs/edar-generalisation/scenarios
+ONLINE=$(realpath -m "$ONLINE")
+MODEL=$(realpath -m "$MODEL")
 BIN=${EDAR_HB_BIN:-bin}
 BENCH=$BIN/mpquic-bench
 log() { printf '%s eval_heldback: %s\n' "$(date -u +%T)" "$*" >&2; }
@@ -43,8 +45,8 @@ if [ -z "${EDAR_HB_REPORT_ONLY:-}" ]; then
 	if [ ! -f "$ONLINE/model.onnx" ] || [ -n "${EDAR_HB_READAPT:-}" ]; then
 		rm -rf "$ONLINE" && mkdir -p "$ONLINE"
 		log "EdAR-o online learning on the held-back family, $FLOWS warm-up flows, $STEPS steps after each"
-		(cd training/edar && "../../$PY" online_gym.py --model "../../$MODEL" --out "../../$ONLINE/model.onnx" \
-			--family heldback --flows "$FLOWS" --steps "$STEPS" --learn-start "$LEARN_START" 2>"../../$ONLINE/online.log" | tail -1)
+		(cd training/edar && "../../$PY" online_gym.py --model "$MODEL" --out "$ONLINE/model.onnx" \
+			--family heldback --flows "$FLOWS" --steps "$STEPS" --learn-start "$LEARN_START" 2>"$ONLINE/online.log" | tail -1)
 	fi
 	mkdir -p "$OUT"
 	cp "$ONLINE/model.onnx.online.json" "$OUT/online.json"
