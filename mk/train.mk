@@ -4,7 +4,7 @@
 #                                   environment if there are none (Algorithm 1,
 #                                   training/edar/collect_gym.py over mpqgym), train on
 #                                   $(EDAR_TRANSITIONS) → $(EDAR_MODEL), curve and
-#                                   times in $(EDAR_DOCS)/ (docs/edar-gym.md has the figures)
+#                                   times in $(EDAR_DOCS)/ (docs/edar-generalisation.md has the figures)
 #   make train-collect              only the data collection (through mpqgym)
 #   make train-collect-go           the same flows with cmd/edar-collect (no Python)
 #   make edar-eval                  EdAR-o's online learning through mpqgym and the
