@@ -6,7 +6,8 @@
 #                                   $(EDAR_TRANSITIONS) → $(EDAR_MODEL), curve and
 #                                   times in $(EDAR_DOCS)/ (docs/edar-generalisation.md has the figures)
 #   make train-collect              only the data collection (through mpqgym)
-#   make train-collect-go           the same flows with cmd/edar-collect (no Python)
+#   make train-collect-go           settings i-iii with cmd/edar-collect (no Python; the
+#                                   space of issue 33 is collected only through mpqgym)
 #   make edar-eval                  EdAR-o's online learning through mpqgym and the
 #                                   whole evaluation against the heuristics →
 #                                   docs/edar-gym.md (training/edar/evaluate.sh)
