@@ -4,9 +4,10 @@
 #                                   environment if there are none (Algorithm 1,
 #                                   training/edar/collect_gym.py over mpqgym), train on
 #                                   $(EDAR_TRANSITIONS) → $(EDAR_MODEL), curve and
-#                                   times in $(EDAR_DOCS)/ (docs/edar-gym.md has the figures)
+#                                   times in $(EDAR_DOCS)/ (docs/edar-generalisation.md has the figures)
 #   make train-collect              only the data collection (through mpqgym)
-#   make train-collect-go           the same flows with cmd/edar-collect (no Python)
+#   make train-collect-go           settings i-iii with cmd/edar-collect (no Python; the
+#                                   space of issue 33 is collected only through mpqgym)
 #   make edar-eval                  EdAR-o's online learning through mpqgym and the
 #                                   whole evaluation against the heuristics →
 #                                   docs/edar-gym.md (training/edar/evaluate.sh)
@@ -19,17 +20,20 @@
 
 EDAR_VENV        ?= .venv-train
 EDAR_PY          := $(EDAR_VENV)/bin/python
-EDAR_TRANSITIONS ?= training/edar/out/gym-transitions/
+EDAR_TRANSITIONS ?= training/edar/out/space-transitions/
 EDAR_MODEL       ?= testdata/edar.onnx
-EDAR_STEPS       ?= 10000
+EDAR_STEPS       ?= 20000
 EDAR_SEED        ?= 0
-# Data collection (collect_gym.py through mpqgym; cmd/edar-collect's flows):
-# 100 flows per setting i-iii as in the paper, of 10-25 MB (the paper:
-# 10-100 MB), scaled down for 2 shared cores, see docs/edar.md.
-# EDAR_COLLECT_ARGS overrides.
-EDAR_COLLECT_ARGS ?= --settings i,ii,iii --flows 100 --min-bytes 10000000 --max-bytes 25000000 --seed 1 --procs 2
+# Data collection (collect_gym.py through mpqgym): 1,200 flows, each network
+# drawn from the training space of training/edar/space.py (2-3 paths,
+# rates, delays, loss, queues, receive buffers, outages, handoffs, traces;
+# the held-back settings of docs/edar-generalisation.md never drawn), the
+# mode redrawn every 25 TIs on average (issue 33). The paper's collection
+# over settings i-iii (issue 25's model):
+#   EDAR_COLLECT_ARGS='--settings i,ii,iii --flows 100 --min-bytes 10000000 --max-bytes 25000000 --seed 1 --procs 2'
+EDAR_COLLECT_ARGS ?= --space 1200 --switch-every 25 --seed 1 --procs 2
 EDAR_GO_COLLECT_ARGS ?= -settings i,ii,iii -flows 100 -min-bytes 10000000 -max-bytes 25000000 -seed 1
-EDAR_DOCS        ?= docs/edar-gym
+EDAR_DOCS        ?= docs/edar-generalisation/train
 EDAR_TRAIN_ARGS  ?= --randomize-prev-action
 EDAR_SYNTH_DIR   ?= training/edar/out/synthetic
 
@@ -74,7 +78,7 @@ edar-eval: train-venv gym build
 	training/edar/evaluate.sh
 
 train-test: train-venv
-	cd training/edar && ../../$(EDAR_PY) -m unittest -v test_edar
+	cd training/edar && ../../$(EDAR_PY) -m unittest -v test_edar test_space
 
 train-synthetic: train-venv onnxruntime
 	rm -rf $(EDAR_SYNTH_DIR)

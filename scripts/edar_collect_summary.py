@@ -25,7 +25,8 @@ def main():
         p = os.path.join(d, setting, f"flow-{seed:04d}-{r['mode']}.edar")
         if os.path.exists(p):
             flows.append((r, os.path.getsize(p)))
-    settings = sorted({r["setting"] for r, _ in flows}, key=["i", "ii", "iii", "iv", "v"].index)
+    known = ["i", "ii", "iii", "iv", "v", "space"]  # "space": collect_gym.py --space (issue 33)
+    settings = sorted({r["setting"] for r, _ in flows}, key=lambda s: (known.index(s) if s in known else len(known), s))
     per = {s: sum(1 for r, _ in flows if r["setting"] == s) for s in settings}
     out = {
         "flows": len(flows),
@@ -37,7 +38,7 @@ def main():
         "transitions": sum(r["transitions"] for r, _ in flows),
         "dropped_no_report": sum(r["no_report"] for r, _ in flows),
         "mb_on_disk": round(sum(s for _, s in flows) / 1e6, 1),
-        "emulated_seconds": round(sum(r["fct_s"] for r, _ in flows)),
+        "emulated_seconds": round(sum(r["fct_s"] or 0 for r, _ in flows)),
         "wall_seconds": round(sum(r["wall_s"] for r, _ in flows)),
         "errors": sum(1 for r, _ in flows if r.get("error")),
         "note": "wall_seconds sums the flows' wall times; with 2 flows at once the elapsed time is about half",

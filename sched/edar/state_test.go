@@ -110,7 +110,11 @@ func TestStateClipsAndCapsSubflows(t *testing.T) {
 
 // Reward, paper §IV.B.3: "r_t = V_g − α·V_w − β·V_o, where V_g = G_t,
 // V_w = (Σ_{i=1}^n Y_t^i − G_t) / Σ_{i=1}^n Y_t^i, V_o = O_t/B_t + F_t/TI_t";
-// §VI: "α = 1.0, and β = 0.5".
+// §VI: "α = 1.0, and β = 0.5". G_t counts the distinct bytes that arrived,
+// V_w the bytes received twice ("the waste of bandwidth by sending
+// redundant packets"), F_t the HoL time only
+// while the buffer is "fully occupied by out-of-order packets" (Reward's
+// mapping, issue 33).
 func TestRewardOnHandBuiltReports(t *testing.T) {
 	cfg := DefaultReward
 	cases := []struct {
@@ -127,25 +131,35 @@ func TestRewardOnHandBuiltReports(t *testing.T) {
 		{
 			name: "redundant, every byte twice",
 			// Σ Y = 100 kB, G = 50 kB: V_w = 0.5 → r = 1 − 1·0.5
-			rep:  sched.ReceiverReport{Interval: 40 * time.Millisecond, GoodputBytes: 50_000, PathBytes: [8]uint64{50_000, 50_000}},
+			rep:  sched.ReceiverReport{Interval: 40 * time.Millisecond, GoodputBytes: 50_000, PathBytes: [8]uint64{50_000, 50_000}, DuplicateBytes: 50_000},
 			want: RewardTerms{Vg: 1, Vw: 0.5, Vo: 0, R: 0.5},
 		},
 		{
-			name: "handoff: HoL blocking for half the TI, buffer a quarter full",
-			// V_o = 128 KiB / 512 KiB + 20 ms / 40 ms = 0.75 → r = 0.5 − 0.5·0.75
+			name: "reordering, no copies: bytes behind a gap are not waste",
+			// Σ Y = 100 kB distinct (2.5 MB/s → V_g = 2) of which 60 kB in
+			// order, no duplicate: V_w = 0 (the paper's (Σ Y − G)/Σ Y would
+			// say 0.4); buffer a quarter full and HoL blocked all TI: not
+			// full, so V_o = 0.25 → r = 2 − 0.5·0.25
+			rep: sched.ReceiverReport{Interval: 40 * time.Millisecond, GoodputBytes: 60_000, PathBytes: [8]uint64{70_000, 30_000},
+				ReorderBytes: 128 << 10, HoLBlocked: 40 * time.Millisecond},
+			want: RewardTerms{Vg: 2, Vw: 0, Vo: 0.25, R: 1.875},
+		},
+		{
+			name: "buffer full of out-of-order data, HoL blocked half the TI",
+			// O/B = 1 ≥ FullBuffer: V_o = 1 + 20/40 = 1.5 → r = 0.5 − 0.75
 			rep: sched.ReceiverReport{Interval: 40 * time.Millisecond, GoodputBytes: 25_000, PathBytes: [8]uint64{25_000},
-				ReorderBytes: 128 << 10, HoLBlocked: 20 * time.Millisecond},
-			want: RewardTerms{Vg: 0.5, Vw: 0, Vo: 0.75, R: 0.125},
+				ReorderBytes: 512 << 10, HoLBlocked: 20 * time.Millisecond},
+			want: RewardTerms{Vg: 0.5, Vw: 0, Vo: 1.5, R: -0.25},
 		},
 		{
-			name: "nothing received",
+			name: "nothing received, nothing held",
 			rep:  sched.ReceiverReport{Interval: 40 * time.Millisecond, HoLBlocked: 40 * time.Millisecond},
-			want: RewardTerms{Vo: 1, R: -0.5},
+			want: RewardTerms{},
 		},
 		{
-			name: "gap filled: goodput above bytes received clips V_w at 0",
+			name: "gap filled: in-order delivery above the bytes received is not goodput of this TI",
 			rep:  sched.ReceiverReport{Interval: 40 * time.Millisecond, GoodputBytes: 100_000, PathBytes: [8]uint64{50_000}},
-			want: RewardTerms{Vg: 2, R: 2},
+			want: RewardTerms{Vg: 1, R: 1},
 		},
 	}
 	for _, c := range cases {

@@ -4,6 +4,15 @@ reset of an mpqgym environment whose agent is the flow's fixed policy.
 
   python collect_gym.py --out DIR [--settings i,ii,iii] [--flows 100]
                         [--min-bytes 10000000] [--max-bytes 25000000] [--seed 1] [--procs 2]
+  python collect_gym.py --out DIR --space 300 [--switch-every 25] [--seed 1] [--procs 2]
+
+--space N draws N flows from the training space of space.py instead of
+settings i-iii (issue 33): flow k's network is space.draw(seed + k), written
+as DIR/space/scenarios/<seed>.json and run through mpqgym with 3 path slots,
+its transfer size the draw's, at most --max-seconds of virtual time.
+--switch-every T (0 = off, the paper's fixed μ per flow) redraws the flow's
+mode with probability 1/T after each TI, so that both actions are taken from
+the same states of one network (a mean segment of T TIs).
 
 For each flow of each setting: μ(s) = normal or redundant drawn at random
 (line 3), the size uniform in [min, max] bytes, the setting resolved with the
@@ -26,17 +35,39 @@ import numpy as np
 
 import edar_data
 import mpqgym
+import space
 
 NORMAL, REDUNDANT = 0, 1
 
 
 class Flow:
-    def __init__(self, setting, seed, mode, nbytes, path):
+    def __init__(self, setting, seed, mode, nbytes, path, scenario_file=None):
         self.setting, self.seed, self.mode, self.bytes, self.path = setting, seed, mode, nbytes, path
+        self.scenario_file = scenario_file
+        self.rng = np.random.default_rng([seed, 0x5717])  # mode switches
         self.rows = []  # (n, conn, sub, a) per step, and the reward arriving one step later
 
 
+def plan_space(a):
+    flows = []
+    sdir = os.path.join(a.out, "space", "scenarios")
+    os.makedirs(sdir, exist_ok=True)
+    held = space.held_back()
+    for k in range(a.space):
+        seed = a.seed + k
+        sc, _ = space.draw(seed, held)
+        f = os.path.join(sdir, f"{seed:05d}.json")
+        with open(f, "w") as fh:
+            json.dump(sc, fh, indent=1)
+        mode = int(np.random.default_rng([seed, 3, 0xED]).integers(2))
+        name = "redundant" if mode else "normal"
+        flows.append(Flow("space", seed, mode, sc["bytes"], os.path.join(a.out, "space", f"flow-{seed:04d}-{name}.edar"), f))
+    return flows
+
+
 def plan(a):
+    if a.space:
+        return plan_space(a)
     flows = []
     for sid in a.settings.split(","):
         for k in range(a.flows):
@@ -84,15 +115,19 @@ def main(argv=None):
     ap.add_argument("--max-bytes", type=int, default=25_000_000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--procs", type=int, default=2)
+    ap.add_argument("--space", type=int, default=0, help="flows drawn from space.py's training space (0: --settings)")
+    ap.add_argument("--switch-every", type=float, default=0, help="mean TIs between mode redraws (0: fixed per flow)")
+    ap.add_argument("--max-seconds", type=float, default=30, help="virtual-time limit of a --space flow, s")
     a = ap.parse_args(argv)
     todo = [f for f in plan(a) if not os.path.exists(f.path)]
     print(f"collect_gym: {len(todo)} flows to run through mpqgym ({a.procs} at once)", file=sys.stderr, flush=True)
     if not todo:
         return
-    for sid in a.settings.split(","):
+    for sid in ("space",) if a.space else a.settings.split(","):
         os.makedirs(os.path.join(a.out, sid), exist_ok=True)
-    slots = 2  # settings i-v have two paths
-    envs = [mpqgym.make(f"edar-setting-{todo[0].setting}", edar=True, slots=slots, step_timeout=600) for _ in range(a.procs)]
+    slots = 3 if a.space else 2  # settings i-v have two paths, the space 2-3
+    first = {"scenario_file": todo[0].scenario_file} if a.space else {"scenario": f"edar-setting-{todo[0].setting}"}
+    envs = [mpqgym.make(**first, edar=True, slots=slots, step_timeout=600) for _ in range(a.procs)]
     manifest = open(os.path.join(a.out, "manifest.jsonl"), "a")
     t0 = time.time()
     queue = list(todo)
@@ -104,11 +139,17 @@ def main(argv=None):
             cur[i] = None
             return
         f = queue.pop(0)
-        envs[i]._begin_reset(f.seed, {"scenario": f"edar-setting-{f.setting}", "bytes": f.bytes})
+        if f.scenario_file:
+            # The reward's goodput scale stays the paper's fixed unit (sched/edar DefaultReward).
+            envs[i]._begin_reset(f.seed, {"scenario_file": f.scenario_file, "bytes": f.bytes, "max_seconds": a.max_seconds})
+        else:
+            envs[i]._begin_reset(f.seed, {"scenario": f"edar-setting-{f.setting}", "bytes": f.bytes})
         cur[i] = [f, [], None, time.time()]
 
     def act(i, obs):
         f, steps, _, _ = cur[i]
+        if steps and a.switch_every > 0 and f.rng.random() < 1 / a.switch_every:
+            f.mode ^= 1
         a_t = REDUNDANT if not steps else f.mode  # the first TI is redundant (sched/edar)
         n = int(obs["present"].sum())
         steps.append([n, obs["edar_conn"], obs["edar_sub"], a_t, 0.0, 0])
@@ -136,7 +177,8 @@ def main(argv=None):
                 res = info["result"]
                 if len(rec):
                     edar_data.write_file(f.path, rec, slots)
-                line = {"setting": f.setting, "seed": f.seed, "mode": "redundant" if f.mode else "normal", "bytes": f.bytes,
+                line = {"setting": f.setting, "seed": f.seed, "mode": os.path.basename(f.path).split("-")[-1][:-5], "bytes": f.bytes,
+                        "redundant_steps": sum(s[3] for s in steps[:-1]),
                         "received_bytes": res.get("bytes"), "fct_s": res.get("fct_s"), "goodput_bps": res.get("goodput_bps"),
                         "transitions": len(rec), "no_report": dropped, "steps": len(steps) - 1, "wall_s": round(time.time() - w0, 2),
                         "error": res.get("error") or ("" if term else "truncated")}

@@ -1,0 +1,282 @@
+// Command edar-heldback writes the table of EdAR on the held-back settings
+// of issue 33 (docs/edar-generalisation.md) from the runs that
+// training/edar/eval_heldback.sh leaves under one directory:
+//
+//	DIR/<setting>/main/results.jsonl    minrtt, blest, redundant, edar, edar-o
+//	DIR/<setting>/or/results.jsonl      minrtt with opportunistic reinjection
+//	DIR/<setting>/before/results.jsonl  edar with the model of a8db118
+//	DIR/<setting>/single-K/results.jsonl  minrtt on path K alone
+//
+//	edar-heldback -dir DIR > table.md
+//
+// Goodput is mean ± 95% CI (t distribution) over seeds; ties are
+// pkg/report's: Welch's t-test on every pair of rows of a setting, Holm-
+// corrected at 5% (stats.Ties, stats.TieLetters), "a" the highest mean.
+// Copies are redundant bytes / bytes sent; stall is the run's longest time
+// without new in-order data (max_stall_s).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mpqsched/mpqsched/pkg/stats"
+)
+
+// result is the part of one results.jsonl line this command reads.
+type result struct {
+	Scheduler  string  `json:"scheduler"`
+	Seed       int64   `json:"seed"`
+	Goodput    float64 `json:"goodput_bps"` // bits/s
+	Sent       float64 `json:"sent_bytes"`
+	Redundant  float64 `json:"redundant_bytes"`
+	MaxStall   float64 `json:"max_stall_s"`
+	Error      string  `json:"error"`
+	SHA256OK   bool    `json:"sha256_ok"`
+	TimedOut   bool    `json:"timed_out"`
+	Incomplete bool    `json:"incomplete"`
+}
+
+// row is one scheduler (or baseline) of one setting.
+type row struct {
+	label                  string
+	goodput, copies, stall []float64 // per successful run: Mbit/s, fraction, s
+	failed                 int
+	tie                    string
+}
+
+// labels of the rows, in table order; "single" rows are folded into the
+// best single path.
+var order = []string{"edar", "edar-o", "edar@a8db118", "minrtt", "minrtt+or", "blest", "redundant", "best single path"}
+
+var heuristics = []string{"minrtt", "minrtt+or", "blest", "redundant"}
+
+func main() {
+	dir := flag.String("dir", "", "directory of the runs (eval_heldback.sh's output)")
+	flag.Parse()
+	if *dir == "" {
+		fmt.Fprintln(os.Stderr, "edar-heldback: -dir is required")
+		os.Exit(2)
+	}
+	settings, err := os.ReadDir(*dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "edar-heldback:", err)
+		os.Exit(1)
+	}
+	var names []string
+	for _, s := range settings {
+		if s.IsDir() {
+			names = append(names, s.Name())
+		}
+	}
+	sort.Strings(names)
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	var sum []verdict
+	for _, name := range names {
+		rows, err := load(filepath.Join(*dir, name))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "edar-heldback:", err)
+			os.Exit(1)
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		sum = append(sum, table(w, name, rows))
+	}
+	summary(w, sum)
+}
+
+// load reads one setting's runs into rows keyed by label.
+func load(dir string) (map[string]*row, error) {
+	rows := map[string]*row{}
+	subs, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, sub := range subs {
+		f, err := os.Open(filepath.Join(dir, sub.Name(), "results.jsonl"))
+		if err != nil {
+			continue
+		}
+		err = readRuns(f, func(r result) {
+			label := r.Scheduler
+			switch {
+			case sub.Name() == "or":
+				label = "minrtt+or"
+			case sub.Name() == "before":
+				label = "edar@a8db118"
+			case strings.HasPrefix(sub.Name(), "single-"):
+				label = sub.Name()
+			}
+			x := rows[label]
+			if x == nil {
+				x = &row{label: label}
+				rows[label] = x
+			}
+			if r.Error != "" || r.Goodput <= 0 {
+				x.failed++
+				return
+			}
+			x.goodput = append(x.goodput, r.Goodput/1e6)
+			x.copies = append(x.copies, r.Redundant/math.Max(r.Sent, 1))
+			x.stall = append(x.stall, r.MaxStall)
+		})
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", dir, sub.Name(), err)
+		}
+	}
+	// The best single path: the single-K row with the highest mean goodput.
+	var best *row
+	for l, x := range rows {
+		if strings.HasPrefix(l, "single-") {
+			if best == nil || stats.Mean(x.goodput) > stats.Mean(best.goodput) {
+				best = x
+			}
+			delete(rows, l)
+		}
+	}
+	if best != nil {
+		b := *best
+		b.label = "best single path (" + strings.TrimPrefix(best.label, "single-") + ")"
+		rows["best single path"] = &b
+	}
+	return rows, nil
+}
+
+func readRuns(r io.Reader, f func(result)) error {
+	d := json.NewDecoder(r)
+	for {
+		var x result
+		if err := d.Decode(&x); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		f(x)
+	}
+}
+
+// verdict is one setting's line of the targets.
+type verdict struct {
+	setting                        string
+	edarO, bestSingle, bestHeur    float64 // mean goodput, Mbit/s
+	bestHeurName                   string
+	copiesO                        float64 // EdAR-o's mean copies, fraction
+	redundantBest                  bool    // redundant is the best heuristic
+	edar, edarBefore, copiesBefore float64
+	copiesP                        float64
+	tieO, tieSingle, tieHeur       string
+}
+
+func table(w io.Writer, name string, rows map[string]*row) verdict {
+	var list []*row
+	for _, l := range order {
+		if x, ok := rows[l]; ok {
+			list = append(list, x)
+		}
+	}
+	samples := make([][]float64, len(list))
+	for i, x := range list {
+		samples[i] = x.goodput
+	}
+	rank := make([]int, len(list))
+	idx := make([]int, len(list))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ma, mb := mean(samples[a]), mean(samples[b])
+		switch {
+		case ma > mb:
+			return -1
+		case ma < mb:
+			return 1
+		}
+		return 0
+	})
+	for r, i := range idx {
+		rank[i] = r
+	}
+	letters := stats.TieLetters(len(list), stats.Ties(samples, stats.TieAlpha), rank)
+	fmt.Fprintf(w, "\n### %s\n\n| scheduler | runs ok | goodput, Mbit/s | tie | copies / sent | longest stall, s |\n|---|---|---|---|---|---|\n", name)
+	for i, x := range list {
+		x.tie = letters[i]
+		fmt.Fprintf(w, "| %s | %d/%d | %s | %s | %s | %s |\n", x.label, len(x.goodput), len(x.goodput)+x.failed,
+			ci(x.goodput, 1, 2), x.tie, ci(x.copies, 100, 1)+"%", ci(x.stall, 1, 2))
+	}
+	v := verdict{setting: name}
+	get := func(l string) *row {
+		if x, ok := rows[l]; ok {
+			return x
+		}
+		return &row{}
+	}
+	v.edarO, v.copiesO, v.tieO = mean(get("edar-o").goodput), mean(get("edar-o").copies), get("edar-o").tie
+	v.edar, v.copiesP = mean(get("edar").goodput), mean(get("edar").copies)
+	v.edarBefore, v.copiesBefore = mean(get("edar@a8db118").goodput), mean(get("edar@a8db118").copies)
+	v.bestSingle, v.tieSingle = mean(get("best single path").goodput), get("best single path").tie
+	for _, h := range heuristics {
+		if m := mean(get(h).goodput); m > v.bestHeur {
+			v.bestHeur, v.bestHeurName, v.tieHeur = m, h, get(h).tie
+		}
+	}
+	v.redundantBest = v.bestHeurName == "redundant"
+	return v
+}
+
+func summary(w io.Writer, vs []verdict) {
+	fmt.Fprint(w, "\n### Targets (issue 33), by mean goodput over the seeds\n\n| setting | EdAR-o / best single path | EdAR-o / best heuristic | best heuristic | EdAR-o copies | EdAR-p / best heuristic | EdAR-p copies | a8db118 EdAR-p / best heuristic | a8db118 copies |\n|---|---|---|---|---|---|---|---|---|\n")
+	var above, aboveOrTied, within, copiesOK, copiesN int
+	for _, v := range vs {
+		fmt.Fprintf(w, "| %s | %.3f | %.3f | %s %.2f | %.1f%% | %.3f | %.1f%% | %.3f | %.1f%% |\n", v.setting, v.edarO/v.bestSingle, v.edarO/v.bestHeur,
+			v.bestHeurName, v.bestHeur, 100*v.copiesO, v.edar/v.bestHeur, 100*v.copiesP, v.edarBefore/v.bestHeur, 100*v.copiesBefore)
+		if v.edarO >= v.bestSingle {
+			above++
+		}
+		if v.edarO >= v.bestSingle || strings.ContainsAny(v.tieO, v.tieSingle) {
+			aboveOrTied++
+		}
+		if v.edarO >= 0.95*v.bestHeur {
+			within++
+		}
+		if !v.redundantBest {
+			copiesN++
+			if v.copiesO <= 0.05 {
+				copiesOK++
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n- EdAR-o at or above the best single path: %d of %d settings by mean; %d of %d counting ties (a shared letter) as not below.\n", above, len(vs), aboveOrTied, len(vs))
+	fmt.Fprintf(w, "- EdAR-o within 5%% of the best heuristic's mean goodput: %d of %d settings (target: at least 80%%).\n", within, len(vs))
+	fmt.Fprintf(w, "- EdAR-o copies at most 5%% where redundant is not the best heuristic: %d of %d such settings.\n", copiesOK, copiesN)
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return stats.Mean(xs)
+}
+
+// ci formats mean ± 95% CI of xs scaled by k with d decimals.
+func ci(xs []float64, k float64, d int) string {
+	if len(xs) == 0 {
+		return "n/a"
+	}
+	m := stats.Mean(xs) * k
+	if len(xs) < 2 {
+		return fmt.Sprintf("%.*f", d, m)
+	}
+	return fmt.Sprintf("%.*f ± %.*f", d, m, d, stats.CI95(xs)*k)
+}
