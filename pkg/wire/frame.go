@@ -94,6 +94,10 @@ func AppendMaxStreamData(b []byte, id, max uint64) []byte {
 	return appendVarints(append(b, FrameMaxStreamData), id, max)
 }
 
+// MaxStreamsCount is the largest count a MAX_STREAMS frame may carry, 2^60
+// (RFC 9000 §19.11): a larger one would allow stream IDs beyond a varint.
+const MaxStreamsCount = 1 << 60
+
 // AppendMaxStreams appends MAX_STREAMS for unidirectional (uni) or
 // bidirectional streams.
 func AppendMaxStreams(b []byte, count uint64, uni bool) []byte {
@@ -175,6 +179,13 @@ func ParseFrames(p []byte, h FrameHandler) error {
 		case t == FrameMaxStreams || t == FrameMaxUniStreams:
 			var v [1]uint64
 			if p, err = parseVarints(p, v[:]); err == nil {
+				if v[0] > MaxStreamsCount {
+					// RFC 9000 §19.11: "If ... a MAX_STREAMS frame is
+					// received with a value greater than 2^60, ... the
+					// connection MUST be closed immediately with a
+					// connection error of type ... FRAME_ENCODING_ERROR".
+					return malformed("MAX_STREAMS %d above 2^60", v[0])
+				}
 				err = h.MaxStreams(v[0], t == FrameMaxUniStreams)
 			}
 		case t == FramePathStatus:

@@ -100,6 +100,10 @@ func TestFramesMalformed(t *testing.T) {
 		"truncated reset": stream(FrameResetStream, 1, 2),
 		"path status 2":   stream(FramePathStatus, 1, 1, 2),
 		"truncated max":   {FrameMaxData},
+		// RFC 9000 §19.11: a MAX_STREAMS value "greater than 2^60" is a
+		// FRAME_ENCODING_ERROR.
+		"max streams over 2^60":     stream(FrameMaxStreams, MaxStreamsCount+1),
+		"max uni streams over 2^60": stream(FrameMaxUniStreams, MaxStreamsCount+1),
 	} {
 		if err := ParseFrames(b, &frameLog{}); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s (%x): err = %v, want ErrMalformed", name, b, err)
