@@ -294,7 +294,6 @@ func TestHarnessResetReturnsConnectionCredit(t *testing.T) {
 // or stream data limits". Two streams each within their window, together
 // past the connection window of 64 KiB.
 func TestHarnessConnectionWindowViolationCloses(t *testing.T) {
-	t.Skip(`bug: a peer that overruns the connection window is closed with codeProtocol ("segment N ends at offset X beyond the window limit Y", recv.go), not codeFlowControl/ErrFlowControl as for a stream window (TestHarnessFlowControlViolationCloses); RFC 9000 §4.1 names one error, FLOW_CONTROL_ERROR, for both limits`)
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, &Config{RecvWindow: InitialWindow})
 		chunk := strings.Repeat("v", 40000)

@@ -153,9 +153,8 @@ func TestOverlappingSegmentsRefused(t *testing.T) {
 		}, 1000)
 		// RFC 9000 §4.1: "A receiver MUST close the connection with an
 		// error of type FLOW_CONTROL_ERROR if the sender violates the
-		// advertised connection or stream data limits" (here the
-		// session's protocol error).
-		tc.wantClose("segments past the window close the connection", 0, uint64(codeProtocol))
+		// advertised connection or stream data limits".
+		tc.wantClose("segments past the window close the connection", 0, uint64(codeFlowControl))
 		if err := tc.s.Err(); !errors.Is(err, ErrProtocol) {
 			t.Fatalf("segments past the window: err = %v, want ErrProtocol", err)
 		}

@@ -106,7 +106,10 @@ func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time
 		return nil
 	}
 	if seg.Offset+n > r.limit {
-		return fmt.Errorf("%w: segment %d ends at offset %d beyond the window limit %d", ErrProtocol, seg.Seq, seg.Offset+n, r.limit)
+		// RFC 9000 §4.1: "A receiver MUST close the connection with an
+		// error of type FLOW_CONTROL_ERROR if the sender violates the
+		// advertised connection or stream data limits".
+		return fmt.Errorf("%w: segment %d ends at offset %d beyond the connection window limit %d", ErrFlowControl, seg.Seq, seg.Offset+n, r.limit)
 	}
 	if err := r.runs.fits(seg.Seq, seg.Offset, n, r.next, r.nextOff, r.limit); err != nil {
 		return err
