@@ -167,7 +167,9 @@ func (st *Stream) CancelWrite(code uint64) {
 
 // CancelRead abandons the receive side (RFC 9000 STOP_SENDING): buffered
 // and later data is discarded (its window released at once), Reads fail,
-// and the peer's Writes fail with a *StreamError carrying code.
+// and the peer's Writes fail with a *StreamError carrying code. Only the
+// first call counts: a later one sends nothing and keeps the first code.
+// Safe for concurrent use.
 func (st *Stream) CancelRead(code uint64) {
 	s := st.s
 	s.mu.Lock()

@@ -114,8 +114,8 @@ func (s *Session) gapChangedLocked(before, after uint64) {
 // cancelReadLocked is Stream.CancelRead with s.mu held.
 func (s *Session) cancelReadLocked(st *Stream, code uint64) {
 	r := &st.recv
-	if r.done {
-		return
+	if r.done || r.cancelled {
+		return // the first cancellation's code stands, as CancelWrite's (and quic-go's)
 	}
 	s.discardLocked(st)
 	r.cancelled = true
