@@ -116,7 +116,7 @@ func (s *Session) dgLossLocked(now time.Time) (next time.Time) {
 // was sent", kTimeThreshold × max(smoothed_rtt, latest_rtt).
 // A segment with nothing acknowledged after it (the tail) is declared lost
 // once the path has had no acknowledgement for a probe timeout (§6.2.1:
-// smoothed_rtt + max(4·rttvar, kGranularity) + max_ack_delay), where RFC
+// smoothed_rtt + max(4·rttvar, kGranularity) + max_ack_delay: probeTimeout), where RFC
 // 9002 would send a probe: here the retransmission is the probe, on the
 // path the scheduler picks. It returns when the front segment would
 // become lost.
@@ -127,13 +127,10 @@ func (s *Session) detectLostLocked(p *path, now time.Time) time.Time {
 	v := p.viewLocked(now)
 	rtt := max(v.srtt, v.latestRTT)
 	if rtt == 0 {
-		rtt = quicInitialRTT
+		rtt = initialRTT
 	}
 	thr := max(rtt*dgTimeThresholdNum/dgTimeThresholdDen, dgGranularity)
-	pto := v.srtt + max(4*v.rttVar, dgGranularity) + maxAckDelay
-	if v.srtt == 0 {
-		pto = 3 * quicInitialRTT // RFC 9002 §6.2.2: 2·kInitialRtt and the ack delay, rounded up
-	}
+	pto := probeTimeout(v.srtt, v.rttVar)
 	for ; d.head < len(d.sent); d.head++ {
 		e := d.sent[d.head]
 		g := sn.get(e.seq)
@@ -197,10 +194,6 @@ func (d *dgLoss) suspectLocked(v linkView) bool {
 	}
 	return true
 }
-
-// quicInitialRTT is quic-go's initial RTT estimate before a sample (RFC
-// 9002 §6.2.2's kInitialRtt).
-const quicInitialRTT = 333 * time.Millisecond
 
 // sendSegmentDatagrams sends the segment frames in buf, which end at ends,
 // one per datagram on p, and advances the writer's committed bytes as each

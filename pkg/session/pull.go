@@ -151,7 +151,9 @@ func (s *Session) writeLoop(p *path) {
 			}
 			buf = wire.AppendSegmentHeader(buf, seg.seq, seg.off, len(seg.data))
 			buf = append(buf, seg.data...)
-			ends = append(ends, len(buf))
+			if p.dg != nil {
+				ends = append(ends, len(buf))
+			}
 		}
 		// Slide the rest down so that the array is reused: re-slicing from
 		// the front made enqueueLocked reallocate it after every batch. It
