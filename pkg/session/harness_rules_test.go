@@ -279,13 +279,7 @@ func TestHarnessCloseSendsOneClose(t *testing.T) {
 func TestHarnessCancelWriteSendsReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
-		st, err := tc.s.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.Write([]byte("partial")); err != nil {
-			t.Fatal(err)
-		}
+		st := tc.openWritten("partial")
 		wantFrameType[segmentFrame](tc, "the data goes out", 0)
 		tc.wantFrame("the stream's data", 0, dataFrame{ID: st.ID(), Off: 0, Data: "partial"})
 		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20})
@@ -422,13 +416,7 @@ func TestHarnessOutOfOrderAckedWithRanges(t *testing.T) {
 func TestHarnessStopSendingAnsweredWithReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
-		st, err := tc.s.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.Write([]byte("more to come")); err != nil {
-			t.Fatal(err)
-		}
+		st := tc.openWritten("more to come")
 		tc.wantRecord("the data goes out", 0, dataFrame{ID: st.ID(), Data: "more to come"})
 		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20}, stopFrame{ID: st.ID(), Code: 9})
 		tc.wantRecord("STOP_SENDING(9) is answered by RESET_STREAM(9)", 0, resetFrame{ID: st.ID(), Code: 9})

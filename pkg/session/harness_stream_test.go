@@ -75,13 +75,7 @@ func TestHarnessStreamOffsetsContiguous(t *testing.T) {
 func TestHarnessFinSentOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
-		st, err := tc.s.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.Write([]byte("the body")); err != nil {
-			t.Fatal(err)
-		}
+		st := tc.openWritten("the body")
 		st.Close()
 		st.Close()
 		if _, err := st.Write([]byte("more")); err == nil {
@@ -206,13 +200,7 @@ func TestHarnessNoStreamDataAfterReset(t *testing.T) {
 func TestHarnessCancelWriteTwiceOneReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
-		st, err := tc.s.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.Write([]byte("x")); err != nil {
-			t.Fatal(err)
-		}
+		st := tc.openWritten("x")
 		tc.wantRecord("the data", 0, dataFrame{ID: st.ID(), Data: "x"})
 		st.CancelWrite(1)
 		st.CancelWrite(2)

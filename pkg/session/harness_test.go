@@ -581,6 +581,20 @@ func (tc *testSession) packetsFromSession(path int) uint64 {
 	return ba.DeliveredPkts
 }
 
+// openWritten opens a stream on the session under test and writes data on
+// it, failing the test if either fails.
+func (tc *testSession) openWritten(data string) *Stream {
+	tc.t.Helper()
+	st, err := tc.s.OpenStream()
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	if _, err := st.Write([]byte(data)); err != nil {
+		tc.t.Fatal(err)
+	}
+	return st
+}
+
 // readAll reads n bytes from st, failing the test on an error.
 func (tc *testSession) readAll(st *Stream, n int) []byte {
 	tc.t.Helper()

@@ -316,13 +316,7 @@ func TestLostCloseAnsweredWhileDraining(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestClient(t, nil)
 		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
-		st, err := tc.s.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.Write([]byte("GET\n")); err != nil {
-			t.Fatal(err)
-		}
+		st := tc.openWritten("GET\n")
 		tc.wantRecord("the request", 0, dataFrame{ID: st.ID(), Data: "GET\n"})
 		tc.ackAll(0)
 		tc.advance(20 * time.Millisecond)
