@@ -18,10 +18,11 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,22 +30,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mpqsched/mpqsched/pkg/report"
 	"github.com/mpqsched/mpqsched/pkg/stats"
 )
-
-// result is the part of one results.jsonl line this command reads.
-type result struct {
-	Scheduler  string  `json:"scheduler"`
-	Seed       int64   `json:"seed"`
-	Goodput    float64 `json:"goodput_bps"` // bits/s
-	Sent       float64 `json:"sent_bytes"`
-	Redundant  float64 `json:"redundant_bytes"`
-	MaxStall   float64 `json:"max_stall_s"`
-	Error      string  `json:"error"`
-	SHA256OK   bool    `json:"sha256_ok"`
-	TimedOut   bool    `json:"timed_out"`
-	Incomplete bool    `json:"incomplete"`
-}
 
 // row is one scheduler (or baseline) of one setting.
 type row struct {
@@ -104,11 +92,14 @@ func load(dir string) (map[string]*row, error) {
 		return nil, err
 	}
 	for _, sub := range subs {
-		f, err := os.Open(filepath.Join(dir, sub.Name(), "results.jsonl"))
-		if err != nil {
+		runs, err := report.ReadResults(filepath.Join(dir, sub.Name(), "results.jsonl"))
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		err = readRuns(f, func(r result) {
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
 			label := r.Scheduler
 			switch {
 			case sub.Name() == "or":
@@ -123,17 +114,13 @@ func load(dir string) (map[string]*row, error) {
 				x = &row{label: label}
 				rows[label] = x
 			}
-			if r.Error != "" || r.Goodput <= 0 {
+			if r.Error != "" || r.GoodputBps <= 0 {
 				x.failed++
-				return
+				continue
 			}
-			x.goodput = append(x.goodput, r.Goodput/1e6)
-			x.copies = append(x.copies, r.Redundant/math.Max(r.Sent, 1))
-			x.stall = append(x.stall, r.MaxStall)
-		})
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s/%s: %w", dir, sub.Name(), err)
+			x.goodput = append(x.goodput, r.GoodputBps/1e6)
+			x.copies = append(x.copies, float64(r.RedundantBytes)/math.Max(float64(r.SentBytes), 1))
+			x.stall = append(x.stall, r.MaxStallSec)
 		}
 	}
 	// The best single path: the single-K row with the highest mean goodput.
@@ -152,19 +139,6 @@ func load(dir string) (map[string]*row, error) {
 		rows["best single path"] = &b
 	}
 	return rows, nil
-}
-
-func readRuns(r io.Reader, f func(result)) error {
-	d := json.NewDecoder(r)
-	for {
-		var x result
-		if err := d.Decode(&x); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		f(x)
-	}
 }
 
 // verdict is one setting's line of the targets.
