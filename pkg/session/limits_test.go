@@ -30,7 +30,7 @@ func (sp *scriptedPeer) sendAll() uint64 {
 	now := s.now()
 	s.snapshotLocked(s.now())
 	for {
-		g := s.nextFor(0)
+		g := s.nextFor(0, 0)
 		if g == nil {
 			break
 		}

@@ -45,6 +45,9 @@ func (s *Session) parkLocked() bool {
 	}
 	g := sn.get(ci.NextSeq)
 	if g == nil {
+		if sn.pend.Len() == 0 {
+			s.fillLocked(int(sn.segSize)) // the stream ConnInfo described is framed first
+		}
 		if g = sn.cut(); g == nil {
 			return false
 		}

@@ -56,8 +56,11 @@ func (s *Session) hasWorkLocked() bool {
 	if len(sn.retrans) > 0 {
 		return true
 	}
-	s.fillLocked(int(sn.segSize))
+	s.fillCtlLocked(int(sn.segSize)) // stream data is framed once the path is known (pathfill.go)
 	if sn.pend.Len() > 0 && sn.pendOff < sn.peerLimit {
+		return true
+	}
+	if s.streamFramableLocked() {
 		return true
 	}
 	for q := sn.lowestUnsent; q < sn.nextSeq; q++ {
@@ -196,13 +199,13 @@ func (s *Session) applyLocked(d sched.Decision, now time.Time) int {
 			if shared != nil && shared.sentOn&(1<<uint(slot)) == 0 && !shared.acked {
 				g = shared
 			} else {
-				g = s.nextFor(slot)
+				g = s.nextFor(slot, i)
 				shared = g
 			}
 		case sched.SendSeq:
 			g = s.reserve(d.Seq)
 			if g == nil || g.sent {
-				g = s.nextFor(slot)
+				g = s.nextFor(slot, i)
 			}
 		case sched.SendCopy:
 			if d.Seq == sched.OldestUncarried {
@@ -211,7 +214,7 @@ func (s *Session) applyLocked(d sched.Decision, now time.Time) int {
 				g = c
 			}
 			if g == nil {
-				g = s.nextFor(slot)
+				g = s.nextFor(slot, i)
 			}
 		}
 		if g == nil {
@@ -223,9 +226,10 @@ func (s *Session) applyLocked(d sched.Decision, now time.Time) int {
 	return n
 }
 
-// nextFor picks the segment a SendNext gives to the path in slot: the oldest
-// queued retransmission this path has not carried, else the next unsent one.
-func (s *Session) nextFor(slot int) *segment {
+// nextFor picks the segment a SendNext gives to the path in slot (snapshot
+// index i): the oldest queued retransmission this path has not carried,
+// else the next unsent one, framed for that path (pathfill.go).
+func (s *Session) nextFor(slot, i int) *segment {
 	sn := &s.snd
 	bit := uint64(1) << uint(slot)
 	var g *segment
@@ -246,7 +250,7 @@ func (s *Session) nextFor(slot int) *segment {
 		break
 	}
 	if g == nil {
-		g = s.nextUnsent()
+		g = s.nextUnsent(i)
 	}
 	return g
 }

@@ -229,8 +229,9 @@ func (e *frameEnds) take(limit uint64) uint64 {
 	return last
 }
 
-// nextUnsent returns the lowest segment never sent, cutting one if needed.
-func (s *Session) nextUnsent() *segment {
+// nextUnsent returns the lowest segment never sent, cutting one if needed,
+// framed for the path at snapshot index i (pathfill.go; −1: any path).
+func (s *Session) nextUnsent(i int) *segment {
 	sn := &s.snd
 	for sn.lowestUnsent < sn.nextSeq {
 		if g := sn.get(sn.lowestUnsent); g != nil && !g.sent && !g.deferred {
@@ -238,7 +239,7 @@ func (s *Session) nextUnsent() *segment {
 		}
 		sn.lowestUnsent++
 	}
-	s.fillLocked(int(sn.segSize))
+	s.fillForLocked(i)
 	return sn.cut()
 }
 

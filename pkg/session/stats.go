@@ -28,6 +28,7 @@ type counters struct {
 	ccAcked         uint64 // bytes acknowledged on paths whose coupled window is in force
 	ccGoverned      uint64 // of those, bytes acknowledged while the coupled window was below quic-go's
 	rejoins         uint64 // paths joined again after an outage (client)
+	passedOver      uint64 // streams passed over for a segment on a slower path (pathfill.go)
 }
 
 // PathStats is one path's share of a session's traffic.
@@ -68,6 +69,7 @@ type Stats struct {
 	CoupledGoverned   uint64 // of CoupledAcked, bytes acknowledged while the coupled window was the smaller of the two (it governed, not quic-go's)
 	Penalisations     uint64 // halvings of a path's session window because it held up the peer's window (Config.OpportunisticReinjection)
 	Rejoins           uint64 // paths joined again with a fresh connection after an outage (client)
+	PassedOver        uint64 // times a stream's data waited for the fastest path while another stream's filled a segment on a slower one (pathfill.go)
 	PacketsLost       uint64 // QUIC packets lost on all current paths
 	UnackedSegments   uint64 // segments sent or cut and not yet acknowledged
 	SendBufferedBytes uint64 // application bytes not yet cut into segments: in the streams' send buffers (also those a stream window holds back) and framed
@@ -118,6 +120,7 @@ func (s *Session) Stats() Stats {
 		ReinjectedSegs:    s.stats.reinjected,
 		LostSegs:          s.stats.dgLost,
 		OpportunisticSegs: s.stats.opportunistic,
+		PassedOver:        s.stats.passedOver,
 		PathFailures:      s.stats.pathFailures,
 		AckRequests:       s.stats.ackRequests,
 		Pings:             s.stats.pings,

@@ -30,6 +30,18 @@ func (q *streamFIFO) Push(st *Stream) {
 	q.buf = append(q.buf, st)
 }
 
+// pushFront puts st at the front.
+func (q *streamFIFO) pushFront(st *Stream) {
+	if q.head > 0 {
+		q.head--
+		q.buf[q.head] = st
+		return
+	}
+	q.buf = append(q.buf, nil)
+	copy(q.buf[1:], q.buf)
+	q.buf[0] = st
+}
+
 // Pop removes and returns the first stream; the queue must not be empty.
 func (q *streamFIFO) Pop() *Stream {
 	st := q.buf[q.head]

@@ -179,6 +179,21 @@ func (q *readyQueue) Push(st *Stream) {
 	q.n++
 }
 
+// pushFront queues st at its current priority ahead of the incremental
+// streams of its level (a non-incremental one takes its place by ID as
+// with Push); st must not be queued.
+func (q *readyQueue) pushFront(st *Stream) {
+	if !st.prio.incremental {
+		q.Push(st)
+		return
+	}
+	u := st.prio.urgency
+	st.prio.qUrg, st.prio.qInc = u, true
+	q.lv[u].inc.pushFront(st)
+	q.busy |= 1 << u
+	q.n++
+}
+
 // Front picks the stream whose record goes next; the queue must not be
 // empty. Until done is called, Front returns the same stream.
 func (q *readyQueue) Front() *Stream {
@@ -386,8 +401,11 @@ func (s *Session) streamInfoLocked(ci *sched.ConnInfo) {
 	var st *Stream
 	if g := sn.get(ci.NextSeq); g != nil {
 		st = g.stream
-	} else {
+	} else if sn.pend.Len() > 0 {
 		st = sn.marks.peek(sn.pendOff + min(uint64(sn.pend.Len()), sn.segSize))
+	}
+	if st == nil && s.streams.ready.Len() > 0 {
+		st = s.streams.ready.Front() // framed once the path is known (pathfill.go)
 	}
 	if st != nil {
 		streamInfoFor(ci, st)

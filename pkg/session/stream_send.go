@@ -186,6 +186,12 @@ func (s *Session) fillLocked(target int) {
 			continue
 		}
 		room := int64(sn.peerLimit) - ctrlReserve - int64(off)
+		if target <= int(sn.segSize) {
+			// One segment's fill: its frames fill the segment and no more,
+			// so that nothing framed is left over for a path it was not
+			// framed for (pathfill.go), and the segment goes out full.
+			room = min(room, int64(target-sn.pend.Len()))
+		}
 		snd := &st.send
 		if snd.buf.Len() == 0 { // the end alone
 			if room < int64(wire.StreamFrameHeaderLen(st.id, snd.framed, 0)) {
@@ -216,6 +222,39 @@ func (s *Session) fillLocked(target int) {
 		}
 		ss.popReady(st.send.sendable())
 	}
+}
+
+// fillCtlLocked frames the pending control frames into snd.pend until it
+// holds target bytes, the peer's window is full, or none is left.
+func (s *Session) fillCtlLocked(target int) {
+	sn := &s.snd
+	for sn.pend.Len() < target && s.streams.ctlPending() {
+		if !s.frameCtlLocked(sn.pendOff + uint64(sn.pend.Len())) {
+			return
+		}
+	}
+}
+
+// streamFramableLocked reports whether fillLocked would frame stream data
+// or an end now: the first ready stream that can send fits in the peer's
+// connection window. It drops the ready streams that cannot send, as
+// fillLocked does.
+func (s *Session) streamFramableLocked() bool {
+	sn := &s.snd
+	ss := &s.streams
+	for ss.ready.Len() > 0 {
+		st := ss.ready.Front()
+		if !st.send.sendable() {
+			ss.popReady(false)
+			continue
+		}
+		room := int64(sn.peerLimit) - ctrlReserve - int64(sn.pendOff+uint64(sn.pend.Len()))
+		if st.send.buf.Len() == 0 {
+			return room >= int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, 0))
+		}
+		return room > int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, int(sn.segSize)))
+	}
+	return false
 }
 
 // finFramedLocked is done with st's send side once its FIN is framed.
