@@ -110,6 +110,10 @@ func write(t *testing.T, st *Stream, segs int) {
 	t.Helper()
 	// A STREAM frame's data and header fill a segment (fillLocked): a
 	// segment's worth of data less the largest header is one frame each.
+	// Frames end where segments end, so the last frame of a stream's data
+	// leaves room in its segment that the next stream's first frame takes:
+	// a stream framed after another's end takes one frame more (the "×4"
+	// of three segments' worth), and a turn can be a short frame.
 	if _, err := st.Write(make([]byte, segs*(DefaultSegmentSize-maxFrameHeader))); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +159,7 @@ func TestFramerUrgencyOrder(t *testing.T) {
 	}
 	c.Close()
 	recs, _ := frameAll(t, sp.s)
-	if got, want := order(recs), "9×3 fin9 5×3 1×3"; got != want {
+	if got, want := order(recs), "9×3 fin9 5×4 1×4"; got != want {
 		t.Errorf("framed %q, want %q (urgency 0, then 3, then 5)", got, want)
 	}
 }
@@ -178,7 +182,7 @@ func TestFramerNonIncrementalByID(t *testing.T) {
 	write(t, s5, 3)
 	s1.Close()
 	recs, _ := frameAll(t, sp.s)
-	if got, want := order(recs), "1×3 fin1 5×3 9×3"; got != want {
+	if got, want := order(recs), "1×3 fin1 5×4 9×4"; got != want {
 		t.Errorf("framed %q, want %q (one stream at a time, ascending IDs)", got, want)
 	}
 }
@@ -194,7 +198,7 @@ func TestFramerIncrementalRoundRobin(t *testing.T) {
 	write(t, s1, 3)
 	write(t, s5, 2)
 	recs, _ := frameAll(t, sp.s)
-	if got, want := order(recs), "9×1 1×1 5×1 9×1 1×1 5×1 1×1"; got != want {
+	if got, want := order(recs), "9×1 1×1 5×1 9×1 1×1 5×1 1×3"; got != want {
 		t.Errorf("framed %q, want %q (round-robin)", got, want)
 	}
 }
@@ -218,7 +222,7 @@ func TestFramerMixedSameUrgency(t *testing.T) {
 	write(t, s9, 1)
 	write(t, late, 1)
 	recs, _ := frameAll(t, sp.s)
-	if got, want := order(recs), "1×1 5×1 1×1 9×1 1×1 5×1 1×1 13×1"; got != want {
+	if got, want := order(recs), "1×1 5×1 1×1 9×1 1×1 5×1 1×3 13×2"; got != want {
 		t.Errorf("framed %q, want %q (turns between the non-incremental head and the incremental streams)", got, want)
 	}
 }
@@ -239,7 +243,7 @@ func TestFramerReprioritize(t *testing.T) {
 	s5.SetPriority(0, false)
 	s1.SetPriority(3, true) // same urgency, now incremental: still before 7
 	recs, _ := frameAll(t, sp.s)
-	if got, want := order(recs), "5×2 1×2 9×1"; got != want {
+	if got, want := order(recs), "5×2 1×3 9×2"; got != want {
 		t.Errorf("framed %q, want %q", got, want)
 	}
 }
