@@ -127,7 +127,19 @@ func (r *rateEstimator) acked(now time.Time, n uint64, minInterval time.Duration
 // again when their window may have room (primeRetryLocked). A path being
 // joined again shows as potentially failed if r says so (snapRules).
 func (p *path) info(mss uint64, now time.Time, r snapRules) sched.PathInfo {
+	pi, _ := p.infoHeard(mss, now, r)
+	return pi
+}
+
+// infoHeard is info, and whether the path heard from the peer (or made
+// progress) within one probe timeout: no probe timeout would have fired
+// since (ptoEstimate), so its RTT still describes it.
+func (p *path) infoHeard(mss uint64, now time.Time, r snapRules) (sched.PathInfo, bool) {
 	v := p.viewLocked(now)
+	pto := v.ptoCount
+	if p.tr == nil {
+		pto = ptoEstimate(now.Sub(max2(v.lastRecv, p.lastProgress)), v.srtt, v.rttVar)
+	}
 	if tap := viewTap; tap != nil {
 		tap(p, now, v)
 	}
@@ -163,7 +175,7 @@ func (p *path) info(mss uint64, now time.Time, r snapRules) sched.PathInfo {
 		SegmentsInFlight:     p.segsInFlight,
 		Backup:               p.backup || p.peerBackup,
 		PotentiallyFailed:    p.failed || p.probe.rejoining && r.holdRejoining || p.dg != nil && p.dg.suspectLocked(v), // being replaced (probe.go), or its datagrams' tail lost (dgdata.go)
-	}
+	}, pto == 0
 }
 
 // snapRules is what path.info needs of the session as a whole, computed

@@ -44,7 +44,7 @@ func (s *Session) fillForLocked(i int) {
 		s.fillLocked(target)
 		return
 	}
-	f := fastestPath(sn.snap)
+	f := fastestPath(sn.snap, sn.heard)
 	if f < 0 || f == i {
 		s.fillLocked(target)
 		return
@@ -110,13 +110,16 @@ func (s *Session) restoreHeld(held []*Stream) {
 	}
 }
 
-// fastestPath returns the snapshot index of the live path with the lowest
-// smoothed RTT, or −1 if no path has an RTT sample.
-func fastestPath(snap []sched.PathInfo) int {
+// fastestPath returns the snapshot index of the path with the lowest
+// smoothed RTT among those that heard from the peer within a probe timeout
+// (bit j of heard), or −1 if none has an RTT sample. A path that went
+// quiet is no longer fast, whatever its last RTT: a stream waiting for it
+// would wait until it is declared failed.
+func fastestPath(snap []sched.PathInfo, heard uint64) int {
 	f := -1
 	for j := range snap {
 		p := &snap[j]
-		if p.PotentiallyFailed || p.SmoothedRTT <= 0 {
+		if p.PotentiallyFailed || p.SmoothedRTT <= 0 || heard&(1<<uint(j)) == 0 {
 			continue
 		}
 		if f < 0 || p.SmoothedRTT < snap[f].SmoothedRTT {

@@ -11,14 +11,18 @@ import (
 // at now.
 func (s *Session) snapshotLocked(now time.Time) {
 	sn := &s.snd
-	sn.snap, sn.slots = sn.snap[:0], sn.slots[:0]
+	sn.snap, sn.slots, sn.heard = sn.snap[:0], sn.slots[:0], 0
 	rules := s.snapRulesLocked()
 	sn.prime = rules.prime
 	for i, p := range s.slots {
 		if p == nil {
 			continue
 		}
-		sn.snap = append(sn.snap, p.info(sn.segSize, now, rules))
+		pi, heard := p.infoHeard(sn.segSize, now, rules)
+		if heard {
+			sn.heard |= 1 << uint(len(sn.snap))
+		}
+		sn.snap = append(sn.snap, pi)
 		sn.slots = append(sn.slots, i)
 	}
 }

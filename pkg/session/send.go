@@ -62,6 +62,7 @@ type sender struct {
 	ci      sched.ConnInfo // the connection's view for the scheduler's current decision
 	snap    []sched.PathInfo
 	slots   []int      // slot of each snap entry
+	heard   uint64     // bit i: snap entry i heard from the peer within a probe timeout (pathfill.go)
 	prime   primeBound // the pull rule's bound at the snapshot (pull.go), under Session.mu
 	obsq    obsQueue   // observations waiting for the scheduler (obsqueue.go)
 
