@@ -353,3 +353,57 @@ func TestHarnessCancelReadOnUniStream(t *testing.T) {
 		tc.wantIdle("no RESET_STREAM on a receive-only stream")
 	})
 }
+
+// RFC 9000 §4.1: "A receiver [...] sends MAX_STREAM_DATA or MAX_DATA
+// frames [...] to advertise larger limits", as the application consumes
+// data, and §2.2's per-stream order: credit for bytes the application read
+// goes back whatever else is missing. The peer's first segment (stream 0)
+// never arrives, as on a path that went dark; 120 KB of stream 4 behind it
+// arrive and are read. The session's Acks must raise the connection limit
+// by what was read: at least the window plus 100 KB. Before, the limit was
+// the in-sequence offset plus the window less the bytes held, so it stayed
+// at the window (196,608) until the missing segment came.
+func TestHarnessGapKeepsReadCredit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const window = 192 << 10
+		tc := newTestSession(t, &Config{RecvWindow: window, MaxStreamWindow: 128 << 10, StreamWindow: 128 << 10})
+		fs := []frame{dataFrame{ID: 0, Data: strings.Repeat("a", 1000)}}
+		for range 120 {
+			fs = append(fs, dataFrame{ID: 4, Data: strings.Repeat("b", 1000)})
+		}
+		segs := tc.cut(fs...)
+		for _, g := range segs[1:] { // segment 0, stream 0's, never arrives
+			tc.writeFrames(0, g)
+		}
+		got := make(chan int, 1)
+		go func() {
+			n := 0
+			for range 2 { // stream 0 exists too: stream 4 opened it (RFC 9000 §3.2)
+				st, err := tc.s.AcceptStream(context.Background())
+				if err != nil {
+					break
+				}
+				if st.ID() == 4 {
+					b, _ := io.ReadAll(io.LimitReader(st, 120000))
+					n = len(b)
+				}
+			}
+			got <- n
+		}()
+		var limit uint64
+		for range 40 {
+			tc.advance(5 * time.Millisecond)
+			for _, f := range tc.drain(0) {
+				if a, ok := f.(ackFrame); ok {
+					limit = max(limit, a.Limit)
+				}
+			}
+		}
+		if n := <-got; n != 120000 {
+			t.Fatalf("read %d bytes of stream 4, want 120000", n)
+		}
+		if limit < window+100000 {
+			t.Errorf("with segment 0 missing and 120,000 bytes behind it read: limit %d, want at least %d", limit, window+100000)
+		}
+	})
+}
