@@ -35,7 +35,15 @@ func TestPathsAfterPeerClose(t *testing.T) {
 	// The end the peer closes: its Paths stay, and (RFC 9000 §10.2.2: "An
 	// endpoint that is in the draining state MUST NOT send any packets"; it
 	// "MAY send a single packet containing a CONNECTION_CLOSE frame before
-	// entering the draining state") at most one packet per path follows.
+	// entering the draining state") at most one packet per path follows,
+	// and one more where the session closed the path first: the peer's two
+	// closes are processed one after the other, so the session may end on
+	// the first and close the other path itself, which is then in the
+	// closing state when the peer's close on it arrives (§10.2.1: "An
+	// endpoint in the closing state sends a packet containing a
+	// CONNECTION_CLOSE frame in response to any incoming packet that it
+	// attributes to the connection"). That happened in about 1 run in 15.
+	// A path that kept sending (a timer left running) would send many.
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestClient(t, nil, harnessLink(5*time.Millisecond), harnessLink(5*time.Millisecond))
 		before := tc.s.Paths()
@@ -56,8 +64,8 @@ func TestPathsAfterPeerClose(t *testing.T) {
 		sent := []uint64{tc.packetsFromSession(0), tc.packetsFromSession(1)}
 		tc.advance(time.Second)
 		for p := range 2 {
-			if n := tc.packetsFromSession(p) - sent[p]; n > 1 {
-				t.Errorf("path %d: %d packets while draining, want at most 1", p, n)
+			if n := tc.packetsFromSession(p) - sent[p]; n > 2 {
+				t.Errorf("path %d: %d packets while closing and draining, want at most 2", p, n)
 			}
 		}
 		if got := tc.s.Paths(); !slices.Equal(got, before) {
