@@ -306,6 +306,7 @@ func fill(res *metrics.Result, det *Detail, step time.Duration, link linkOf, pat
 	res.Extra = map[string]float64{
 		"reinjected_segments": float64(s.ReinjectedSegs),
 		"opportunistic_segs":  float64(s.OpportunisticSegs),
+		"passed_over":         float64(s.PassedOver),
 		"lost_segs":           float64(s.LostSegs),
 		"path_failures":       float64(s.PathFailures),
 		"duplicate_bytes":     float64(c.DuplicateBytes),
