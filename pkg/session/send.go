@@ -166,6 +166,18 @@ func (sn *sender) raiseLimit() {
 	sn.peerLimit = max(sn.peerLimit, min(sn.peerAnnounced, acked+sn.maxUnacked))
 }
 
+// ackedThrough reports whether every segment below connection offset off
+// has been acknowledged (cumulatively: the lowest unacknowledged segment
+// starts at or past off, or none is left and pend starts there).
+func (sn *sender) ackedThrough(off uint64) bool {
+	for _, g := range sn.segs {
+		if !g.acked {
+			return g.off >= off
+		}
+	}
+	return sn.pendOff >= off
+}
+
 // cut makes the next segment from pend (whose frames fillLocked framed
 // within the peer's window): as many whole frames as fit in a segment, so
 // that the receiver can process the segment on its own, on arrival.

@@ -156,8 +156,11 @@ func (st *Stream) Close() error {
 // dropped, blocked and later Writes fail, and the peer's Read fails with a
 // *StreamError carrying code. What the peer's application has read stays
 // read; what the peer received but its application had not read yet is
-// discarded (RFC 9000 §3.2), so the peer may see less than was sent. It
-// does nothing once the stream's end has gone out.
+// discarded (RFC 9000 §3.2), so the peer may see less than was sent. Once
+// the stream's end has gone out it still sends RESET_STREAM while the peer
+// has not acknowledged everything up to the end (RFC 9000 §3.1, "Data
+// Sent"), and does nothing after that ("Data Recvd") or after an earlier
+// cancel.
 func (st *Stream) CancelWrite(code uint64) {
 	s := st.s
 	s.mu.Lock()

@@ -27,6 +27,7 @@ type streamSend struct {
 	limit    uint64    // the peer admits stream bytes below limit (MAX_STREAM_DATA)
 	err      error     // why Writes fail (a cancel by either end)
 	code     uint64    // RESET_STREAM code to send
+	finEnd   uint64    // connection offset where the frame with its FIN ends (0: no FIN framed)
 	deadline time.Time
 	timer    *time.Timer
 }
@@ -142,6 +143,22 @@ func (s *Session) closeSendLocked(st *Stream) {
 func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 	ss := &st.send
 	if ss.state == sendDone {
+		if !remote && ss.err == nil && ss.finEnd > 0 && !s.snd.ackedThrough(ss.finEnd) {
+			// "Data Sent": the FIN went out, not all of it is
+			// acknowledged. RFC 9000 §3.1: "From any of the "Ready",
+			// "Send", or "Data Sent" states, an application can signal
+			// that it wishes to abandon transmission of stream data [...]
+			// the endpoint sends a RESET_STREAM frame". Acknowledged is
+			// judged by the cumulative part of the Acks, so a stream whose
+			// data arrived out of order may still be reset: the peer,
+			// in "Data Recvd", may ignore it (§3.2). The peer's
+			// STOP_SENDING in this state needs no reset ("MAY defer",
+			// §3.5), so remote cancels keep doing nothing.
+			ss.code = code
+			ss.err = &StreamError{StreamID: st.id, ErrorCode: code, Remote: remote}
+			s.sendEndedLocked(st, ss.err)
+			s.streams.markCtl(st, ctlReset)
+		}
 		return
 	}
 	if ss.state == sendClosing {
@@ -262,6 +279,7 @@ func (s *Session) finFramedLocked(st *Stream) {
 	ss := &s.streams
 	s.dataFramedLocked()
 	st.send.state = sendDone
+	st.send.finEnd = s.snd.pendOff + uint64(s.snd.pend.Len())
 	ss.finsPending--
 	ss.popReady(false)
 	ss.maybeFree(st)
