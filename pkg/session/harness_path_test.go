@@ -175,7 +175,6 @@ func TestHarnessRemovedPathDataSentAgain(t *testing.T) {
 // for that stream". A reset stream's data, unacknowledged on a removed
 // path, is not sent again; the reset is.
 func TestHarnessRemovedPathResetStreamNotResent(t *testing.T) {
-	t.Skip(`bug: a reset stream's data, unacknowledged on a removed path, is sent again on the other path (3,000 bytes in 3 STREAM frames here): unacknowledged segments are reinjected whole, as copies, whatever their streams' state (stage 2d of docs/data-plane.md frames them again from sendBuf); RFC 9000 §13.3 retransmits STREAM data "unless the endpoint has sent a RESET_STREAM for that stream"`)
 	synctest.Test(t, func(t *testing.T) {
 		const slow, fast = 0, 1
 		tc := newTestSession(t, nil, harnessLink(40*time.Millisecond), harnessLink(5*time.Millisecond))

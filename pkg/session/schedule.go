@@ -250,6 +250,7 @@ func (s *Session) nextFor(slot, i int) *segment {
 		c.inRetrans, c.resent = false, true
 		sn.retrans = append(sn.retrans[:k], sn.retrans[k+1:]...)
 		s.stats.retransSegments++
+		s.padResetLocked(c) // no reset stream's data goes again (resetpad.go)
 		g = c
 		break
 	}

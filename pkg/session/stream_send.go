@@ -158,6 +158,7 @@ func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 			ss.err = &StreamError{StreamID: st.id, ErrorCode: code, Remote: remote}
 			s.sendEndedLocked(st, ss.err)
 			s.streams.markCtl(st, ctlReset)
+			s.streams.resets++
 		}
 		return
 	}
@@ -171,6 +172,7 @@ func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 	ss.err = &StreamError{StreamID: st.id, ErrorCode: code, Remote: remote}
 	s.sendEndedLocked(st, ss.err)
 	s.streams.markCtl(st, ctlReset)
+	s.streams.resets++
 	st.wcond.Broadcast()
 	s.streams.maybeFree(st)
 }

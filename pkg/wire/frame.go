@@ -137,6 +137,14 @@ type FrameHandler interface {
 	PathStatus(path, seq uint64, backup bool) error
 }
 
+// FrameEnder is an optional method of a FrameHandler: ParseFrames calls
+// FrameEnd after each frame it handled, PADDING included, with the frame's
+// span in the payload (bytes start to end), so that a handler can rewrite
+// whole frames once they are parsed.
+type FrameEnder interface {
+	FrameEnd(start, end int)
+}
+
 // ParseFrames decodes every frame of a segment's payload p, in order, and
 // hands each to h. A malformed frame (unknown type, truncated field, a
 // STREAM frame past MaxStreamOffset, an empty payload) is ErrMalformed; it
@@ -145,7 +153,10 @@ func ParseFrames(p []byte, h FrameHandler) error {
 	if len(p) == 0 {
 		return malformed("empty segment")
 	}
+	total := len(p)
+	fe, _ := h.(FrameEnder)
 	for len(p) > 0 {
+		start := total - len(p)
 		t := p[0]
 		p = p[1:]
 		var err error
@@ -201,6 +212,9 @@ func ParseFrames(p []byte, h FrameHandler) error {
 		}
 		if err != nil {
 			return err
+		}
+		if fe != nil {
+			fe.FrameEnd(start, total-len(p))
 		}
 	}
 	return nil

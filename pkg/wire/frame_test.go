@@ -146,3 +146,56 @@ func FuzzFrames(f *testing.F) {
 		}
 	})
 }
+
+// spanLog is a frameLog that also records each frame's span (FrameEnder).
+type spanLog struct {
+	frameLog
+	spans [][2]int
+}
+
+func (l *spanLog) FrameEnd(start, end int) { l.spans = append(l.spans, [2]int{start, end}) }
+
+// FrameEnd reports every frame's span, PADDING included, in order and
+// back to back: each span re-parses alone to its frame.
+func TestFrameEndSpans(t *testing.T) {
+	var b []byte
+	b = append(AppendStreamFrameHeader(b, 0, 0, 3, false), "GET"...)
+	b = append(b, FramePadding, FramePadding)
+	b = AppendMaxData(b, 1<<20)
+	b = append(AppendStreamFrameHeader(b, 4, 1200, 2, true), "ok"...)
+	var l spanLog
+	if err := ParseFrames(b, &l); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.spans) != 5 {
+		t.Fatalf("%d spans %v, want 5 (STREAM, 2 PADDING, MAX_DATA, STREAM)", len(l.spans), l.spans)
+	}
+	at := 0
+	for k, sp := range l.spans {
+		if sp[0] != at || sp[1] <= sp[0] {
+			t.Fatalf("span %d is %v, want one starting at %d", k, sp, at)
+		}
+		at = sp[1]
+		if b[sp[0]] == FramePadding {
+			continue
+		}
+		var one frameLog
+		if err := ParseFrames(b[sp[0]:sp[1]], &one); err != nil || len(one.got) != 1 || one.got[0] != l.got[len(one.got)-1+countBefore(l.spans[:k], b)] {
+			t.Errorf("span %d (%v) alone parses to %v, %v", k, sp, one.got, err)
+		}
+	}
+	if at != len(b) {
+		t.Errorf("spans end at %d of %d bytes", at, len(b))
+	}
+}
+
+// countBefore counts the non-PADDING frames among spans.
+func countBefore(spans [][2]int, b []byte) int {
+	n := 0
+	for _, sp := range spans {
+		if b[sp[0]] != FramePadding {
+			n++
+		}
+	}
+	return n
+}
