@@ -44,13 +44,8 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			continue
 		}
 		v := p.viewLocked(now)
-		lastRecv, srtt, rttVar, pto := v.lastRecv, v.srtt, v.rttVar, v.ptoCount
+		lastRecv, srtt, rttVar, pto := v.lastRecv, v.srtt, v.rttVar, p.ptosLocked(now, v)
 		timeout := max(s.cfg.FailureTimeout, 3*(srtt+4*rttVar))
-		if p.tr == nil {
-			// No tracer: the probe timeouts quic-go would have fired since
-			// the path last heard from the peer (or made progress).
-			pto = ptoEstimate(now.Sub(max2(lastRecv, p.lastProgress)), srtt, rttVar)
-		}
 		// A send to the peer on this path failed for want of a route at
 		// errAt (senderr.go): what arrives meanwhile is no sign of a live
 		// path, as the answers go nowhere.

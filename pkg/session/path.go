@@ -136,10 +136,7 @@ func (p *path) info(mss uint64, now time.Time, r snapRules) sched.PathInfo {
 // since (ptoEstimate), so its RTT still describes it.
 func (p *path) infoHeard(mss uint64, now time.Time, r snapRules) (sched.PathInfo, bool) {
 	v := p.viewLocked(now)
-	pto := v.ptoCount
-	if p.tr == nil {
-		pto = ptoEstimate(now.Sub(max2(v.lastRecv, p.lastProgress)), v.srtt, v.rttVar)
-	}
+	pto := p.ptosLocked(now, v)
 	if tap := viewTap; tap != nil {
 		tap(p, now, v)
 	}

@@ -58,14 +58,7 @@ func TestAnswerWaitsForFastPath(t *testing.T) {
 		var worst time.Duration
 		for i := 0; i < 20; i++ {
 			start := time.Now()
-			st, err := tb.cli.OpenStream()
-			if err != nil {
-				t.Fatal(err)
-			}
-			st.Write([]byte("REQ"))
-			st.Close()
-			peer := accept(t, tb.srv, 2*time.Second)
-			readAll(t, peer, 2*time.Second)
+			st, peer := askREQ(t, tb)
 			go func() { peer.Write(make([]byte, 6<<10)); peer.Close() }()
 			if _, err := io.ReadFull(st, make([]byte, 6<<10)); err != nil {
 				t.Fatalf("reading answer %d: %v", i, err)

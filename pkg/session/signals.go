@@ -276,6 +276,17 @@ func ptoEstimate(silent, srtt, rttVar time.Duration) uint32 {
 	return n
 }
 
+// ptosLocked is the count of probe timeouts without an acknowledgement on
+// p as of now, from its view v: the tracer's, or without one, those
+// quic-go would have fired since the path last heard from the peer (or
+// made progress).
+func (p *path) ptosLocked(now time.Time, v linkView) uint32 {
+	if p.tr != nil {
+		return v.ptoCount
+	}
+	return ptoEstimate(now.Sub(max2(v.lastRecv, p.lastProgress)), v.srtt, v.rttVar)
+}
+
 // probeTimeout is quic-go's probe timeout on a path of smoothed RTT srtt
 // and RTT variation rttVar, before any backoff (RFC 9002 §6.2.1): srtt +
 // max(4·rttvar, 1 ms) + max_ack_delay, or twice quic-go's initial RTT

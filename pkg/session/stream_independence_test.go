@@ -22,14 +22,7 @@ var (
 func answerTime(t *testing.T, tb *testbed, n int) time.Duration {
 	t.Helper()
 	start := time.Now()
-	st, err := tb.cli.OpenStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Write([]byte("REQ"))
-	st.Close()
-	peer := accept(t, tb.srv, 2*time.Second)
-	readAll(t, peer, 2*time.Second)
+	st, peer := askREQ(t, tb)
 	// The answer takes the fast path (path 0), whatever the scheduler
 	// would pick: what is measured is whether it waits for other streams'
 	// data, not the scheduler's choice.
@@ -39,6 +32,21 @@ func answerTime(t *testing.T, tb *testbed, n int) time.Duration {
 		t.Fatalf("reading the answer: %v", err)
 	}
 	return time.Since(start)
+}
+
+// askREQ opens a client stream, sends "REQ" and its end on it, and
+// returns it with the server's side of it, the request read.
+func askREQ(t *testing.T, tb *testbed) (st, peer *Stream) {
+	t.Helper()
+	st, err := tb.cli.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Write([]byte("REQ"))
+	st.Close()
+	peer = accept(t, tb.srv, 2*time.Second)
+	readAll(t, peer, 2*time.Second)
+	return st, peer
 }
 
 // Issue 30: "A test in which a bulk stream's frame is lost, or late on a

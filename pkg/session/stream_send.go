@@ -204,27 +204,24 @@ func (s *Session) fillLocked(target int) {
 			ss.popReady(false)
 			continue
 		}
-		room := int64(sn.peerLimit) - ctrlReserve - int64(off)
+		room := sn.streamRoom(off)
 		if target <= int(sn.segSize) {
 			// One segment's fill: its frames fill the segment and no more,
 			// so that nothing framed is left over for a path it was not
 			// framed for (pathfill.go), and the segment goes out full.
 			room = min(room, int64(target-sn.pend.Len()))
 		}
+		if !sn.frameFits(st, room) {
+			return
+		}
 		snd := &st.send
 		if snd.buf.Len() == 0 { // the end alone
-			if room < int64(wire.StreamFrameHeaderLen(st.id, snd.framed, 0)) {
-				return
-			}
 			sn.marks.add(off, st)
 			sn.appendFrame(wire.AppendStreamFrameHeader(sn.hdr[:0], st.id, snd.framed, 0, true))
 			s.finFramedLocked(st)
 			continue
 		}
 		hl := int64(wire.StreamFrameHeaderLen(st.id, snd.framed, int(sn.segSize)))
-		if room <= hl {
-			return
-		}
 		n := min(uint64(snd.buf.Len()), snd.limit-snd.framed, sn.segSize-uint64(hl), uint64(room-hl))
 		fin := snd.state == sendClosing && n == uint64(snd.buf.Len())
 		sn.marks.add(off, st)
@@ -267,13 +264,25 @@ func (s *Session) streamFramableLocked() bool {
 			ss.popReady(false)
 			continue
 		}
-		room := int64(sn.peerLimit) - ctrlReserve - int64(sn.pendOff+uint64(sn.pend.Len()))
-		if st.send.buf.Len() == 0 {
-			return room >= int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, 0))
-		}
-		return room > int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, int(sn.segSize)))
+		return sn.frameFits(st, sn.streamRoom(sn.pendOff+uint64(sn.pend.Len())))
 	}
 	return false
+}
+
+// streamRoom is the room for stream frames framed at connection offset
+// off: the peer's window less the control reserve, bytes (negative: none).
+func (sn *sender) streamRoom(off uint64) int64 {
+	return int64(sn.peerLimit) - ctrlReserve - int64(off)
+}
+
+// frameFits reports whether st's next frame fits in room bytes: its end
+// alone when nothing is buffered (a header), else a header and at least a
+// byte of data.
+func (sn *sender) frameFits(st *Stream, room int64) bool {
+	if st.send.buf.Len() == 0 {
+		return room >= int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, 0))
+	}
+	return room > int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, int(sn.segSize)))
 }
 
 // finFramedLocked is done with st's send side once its FIN is framed.
