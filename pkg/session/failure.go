@@ -18,8 +18,9 @@ const minHintSilence = 50 * time.Millisecond
 
 // sendErrQuiet: a path failed while its sends failed for want of a route
 // (senderr.go) is live again only after no send failed for this long: a
-// ping interval and the peer's ack delay, twice.
-const sendErrQuiet = minPingInterval + 2*maxAckDelay
+// few ping intervals (at least one of a path of up to 100 ms minimum RTT,
+// probe.go) and the peer's ack delay, twice.
+const sendErrQuiet = 200*time.Millisecond + 2*maxAckDelay
 
 // silenceReported takes the peer's report that nothing arrived on path id
 // for a while (it receives, this end sends): the path fails at once if it
@@ -54,7 +55,7 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			if lastRecv.After(p.failedAt) && pto == 0 {
 				// Live again only once a packet came in after the last failed
 				// send and no send failed for sendErrQuiet: the client's
-				// pings (every minPingInterval) are answered, so a route
+				// pings (probe.go) are answered, so a route
 				// still gone shows within it.
 				if errAt.After(p.failedAt) && (!lastRecv.After(errAt) || now.Sub(errAt) < sendErrQuiet) {
 					next = sooner(next, errAt.Add(sendErrQuiet))

@@ -32,14 +32,27 @@ import (
 // failed at once if it has data on it that made no progress, so the data
 // goes again on the other paths ~100 ms into an outage instead of ~300.
 //
-// Cost: one ping per max(path RTT, minPingInterval) while a path is silent,
-// and one silence report on another path, about 200 bytes per second each;
-// one QUIC handshake per recovered outage.
+// How soon a path is back after its link returns is the wait for the next
+// ping, the wait until the client sees the answer, and a handshake. So a
+// silent path is pinged every two of its minimum RTTs, but not more often
+// than every minPingInterval: the wait for a ping is at most that long,
+// whatever the outage did to the smoothed RTT (a Wi-Fi handoff's
+// degradation first raises it tenfold). Without a tracer the client looks
+// for the answer (quic-go's ACK) when it is due from the minimum RTT:
+// once for an ACK sent at once (quic-go acknowledges a packet after a gap
+// immediately, RFC 9000 §13.2.1), once more after the peer's largest ACK
+// delay.
+//
+// Cost: one ping per max(2 min RTTs, minPingInterval) while a path is
+// silent, at most 20 a second of about 40 bytes (800 bytes a second), and
+// one silence report on another path per reportInterval, about 200 bytes
+// per second; one QUIC handshake per recovered outage.
 
 // Timing of the probing.
 const (
 	minSilence      = 100 * time.Millisecond // no packet for max(3 RTT, 4 mean packet gaps, this) makes a path silent
-	minPingInterval = 200 * time.Millisecond // pings on a silent path at most this often
+	minPingInterval = 50 * time.Millisecond  // pings on a silent path at most this often
+	reportInterval  = 200 * time.Millisecond // silence reports for a path at most this often
 	rejoinSilence   = time.Second            // a silence this long is recovered by a fresh connection
 	activeWindow    = 500 * time.Millisecond // another path must have received within this for a silence to count
 )
@@ -76,6 +89,7 @@ func answerDue(srtt time.Duration) time.Duration {
 type probeState struct {
 	silentFrom time.Time // the last packet before the silence (zero: not silent)
 	lastPing   time.Time
+	lastReport time.Time // when the last silence report was due
 	pings      int
 	rejoining  bool
 	report     bool // a silence report is due (sent with the ping)
@@ -110,7 +124,7 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 	}
 	type seen struct {
 		last, data, since time.Time
-		srtt, gap         time.Duration
+		srtt, minRTT, gap time.Duration
 	}
 	var view [len(s.slots)]seen
 	for i, p := range s.slots {
@@ -118,7 +132,7 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 			continue
 		}
 		v := p.viewLocked(now)
-		view[i] = seen{v.lastRecv, v.lastData, v.dataSince, v.srtt, v.gap}
+		view[i] = seen{v.lastRecv, v.lastData, v.dataSince, v.srtt, v.minRTT, v.gap}
 	}
 	var wakeOn uint64 // slots whose next packet with data must poke the loop
 	for i, p := range s.slots {
@@ -179,20 +193,31 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 		if ps.rejoining {
 			continue
 		}
-		every := max(minPingInterval, srtt)
+		rtt := view[i].minRTT // the link's RTT: the outage may have inflated srtt
+		if rtt <= 0 {
+			rtt = srtt
+		}
+		every := max(minPingInterval, 2*rtt)
 		if now.Sub(ps.lastPing) >= every {
 			ps.lastPing = now
 			ps.pings++
 			s.stats.pings++
 			ping = append(ping, p)
-			p.probe.report = true
+			if now.Sub(ps.lastReport) >= reportInterval {
+				ps.lastReport = now
+				ps.report = true
+			}
 		}
 		next = sooner(next, ps.lastPing.Add(every)) // after now: lastPing is now or less than every ago
 		if p.tr == nil {
 			// No tracer tells when the ping is answered (its PTO count
-			// drops to 0): look once, when the answer is due.
-			if due := ps.lastPing.Add(answerDue(srtt)); due.After(now) {
-				next = sooner(next, due)
+			// drops to 0): look when an immediate answer is due, and when
+			// a delayed one is.
+			for _, d := range [...]time.Duration{answerDue(rtt) - maxAckDelay, answerDue(rtt)} {
+				if due := ps.lastPing.Add(d); due.After(now) {
+					next = sooner(next, due)
+					break
+				}
 			}
 		}
 	}

@@ -9,8 +9,9 @@ import (
 
 // The client's probing of a silent path, step by step with an injected
 // clock: silent after max(100 ms, 3 RTT) while another path receives; a
-// ping every max(RTT, 200 ms); an answer after a silence of 1 s or more
-// joins the path again, an answer after a short one only ends the probing.
+// ping every max(2 min RTTs, 50 ms), with a silence report at most every
+// 200 ms; an answer after a silence of 1 s or more joins the path again,
+// an answer after a short one only ends the probing.
 func TestProbeSilentPath(t *testing.T) {
 	c, _ := (&Config{}).withDefaults()
 	s, err := newSession(c, true, nil)
@@ -31,17 +32,20 @@ func TestProbeSilentPath(t *testing.T) {
 		at         time.Duration
 		aRecv      time.Duration // if non-zero, a packet on a at this time
 		wantPing   bool
+		wantReport bool
 		wantRejoin bool
 	}
 	steps := []step{
-		{at: 50 * time.Millisecond},                  // not silent yet
-		{at: 100 * time.Millisecond, wantPing: true}, // silent for 100 ms: first ping
-		{at: 200 * time.Millisecond},                 // next ping 200 ms after the first
-		{at: 300 * time.Millisecond, wantPing: true},
+		{at: 50 * time.Millisecond},                                    // not silent yet
+		{at: 100 * time.Millisecond, wantPing: true, wantReport: true}, // silent for 100 ms: first ping
+		{at: 120 * time.Millisecond},                                   // next ping 50 ms after the first
+		{at: 150 * time.Millisecond, wantPing: true},                   // the report waits for 200 ms
+		{at: 200 * time.Millisecond, wantPing: true},
+		{at: 300 * time.Millisecond, wantPing: true, wantReport: true},
 		{at: 350 * time.Millisecond, aRecv: 340 * time.Millisecond}, // answered after 340 ms: no rejoin
-		{at: 2 * time.Second, wantPing: true},                       // silent again
-		{at: 2200 * time.Millisecond, wantPing: true},
-		{at: 3500 * time.Millisecond, aRecv: 3490 * time.Millisecond, wantRejoin: true}, // answered after 3.15 s of silence
+		{at: 2 * time.Second, wantPing: true, wantReport: true},     // silent again
+		{at: 2050 * time.Millisecond, wantPing: true},
+		{at: 3500 * time.Millisecond, aRecv: 3490 * time.Millisecond, wantRejoin: true}, // answered after 1.5 s of silence
 	}
 	for _, st := range steps {
 		recv(b, st.at) // the other path keeps receiving
@@ -49,6 +53,10 @@ func TestProbeSilentPath(t *testing.T) {
 			recv(a, st.aRecv)
 		}
 		ping, rejoin, _ := s.probeLocked(t0.Add(st.at), nil, nil)
+		if a.probe.report != st.wantReport {
+			t.Errorf("at %v: silence report %v, want %v", st.at, a.probe.report, st.wantReport)
+		}
+		a.probe.report = false // reportSilence sent it
 		gotPing := len(ping) == 1 && ping[0] == a
 		gotRejoin := len(rejoin) == 1 && rejoin[0] == a
 		if len(ping) > 1 || len(ping) == 1 && ping[0] != a {
@@ -57,6 +65,22 @@ func TestProbeSilentPath(t *testing.T) {
 		if gotPing != st.wantPing || gotRejoin != st.wantRejoin {
 			t.Errorf("at %v: ping %v rejoin %v, want %v %v", st.at, gotPing, gotRejoin, st.wantPing, st.wantRejoin)
 		}
+	}
+	// The interval follows the minimum RTT, not a smoothed RTT that the
+	// outage inflated: a path of 10 ms minimum RTT whose smoothed RTT rose
+	// to 300 ms is pinged every 50 ms once silent (after 3 smoothed RTTs).
+	a.tr.srtt, a.tr.minRTT = 300*time.Millisecond, 10*time.Millisecond
+	a.probe = probeState{}
+	recv(a, 4*time.Second)
+	var pings []time.Duration
+	for at := 4 * time.Second; at <= 5200*time.Millisecond; at += 10 * time.Millisecond {
+		recv(b, at)
+		if ping, _, _ := s.probeLocked(t0.Add(at), nil, nil); len(ping) == 1 {
+			pings = append(pings, at-4*time.Second)
+		}
+	}
+	if len(pings) != 7 || pings[0] != 900*time.Millisecond || pings[1] != 950*time.Millisecond {
+		t.Errorf("pings at %v after the last packet, want 7 from 900 ms, 50 ms apart", pings)
 	}
 	// A path the server does not use is not silent while nothing else
 	// arrives either: no ping when every path is quiet.
