@@ -115,8 +115,9 @@ func Listen(pc net.PacketConn, tlsConf *tls.Config, cfg *Config) (*Listener, err
 		closeTransport(l.tr)
 		return nil, err
 	}
-	l.wg.Add(1)
+	l.wg.Add(2)
 	go func() { defer l.wg.Done(); l.acceptLoop() }()
+	go func() { defer l.wg.Done(); l.answerPathProbes(context.Background()) }() // ends when Close closes l.tr
 	return l, nil
 }
 

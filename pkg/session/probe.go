@@ -92,7 +92,12 @@ type probeState struct {
 	lastReport time.Time // when the last silence report was due
 	pings      int
 	rejoining  bool
-	report     bool // a silence report is due (sent with the ping)
+	report     bool                                      // a silence report is due (sent with the ping)
+	answeredAt time.Time                                 // when a path probe of this silence was answered (probe_udp.go)
+	nonces     [probeNonces][wire.PathProbeNonceLen]byte // the latest path probes' nonces
+	sentAt     [probeNonces]time.Time                    // and when each was sent
+	nonceN     int                                       // path probes sent this silence
+	within     time.Duration                             // an answer counts if it comes this soon (probeAnswerWithin)
 }
 
 // probeLocked updates every path's probing state at now. It returns the
@@ -140,8 +145,8 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 			continue
 		}
 		ps := &p.probe
-		last, srtt := view[i].last, view[i].srtt
-		silence := max(minSilence, 3*srtt, 4*view[i].gap) // a slow path's packets are far apart
+		last, srtt := max2(view[i].last, ps.answeredAt), view[i].srtt // an answered path probe was heard on the path
+		silence := max(minSilence, 3*srtt, 4*view[i].gap)             // a slow path's packets are far apart
 		if !ps.silentFrom.IsZero() && last.After(ps.silentFrom) {
 			// A packet came back: long silences are recovered with a new
 			// connection, short ones need nothing.
@@ -198,6 +203,7 @@ func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*
 			rtt = srtt
 		}
 		every := max(minPingInterval, 2*rtt)
+		ps.within = probeAnswerWithin(rtt)
 		if now.Sub(ps.lastPing) >= every {
 			ps.lastPing = now
 			ps.pings++

@@ -334,6 +334,7 @@ func (s *Session) sendLoop() {
 		}
 		for _, p := range pings {
 			_ = p.sendDatagram([]byte{wire.TypePing})
+			s.sendPathProbe(p) // outside QUIC: the connection may be stuck (probe_udp.go)
 			s.reportSilence(p)
 		}
 		for _, p := range rejoins {

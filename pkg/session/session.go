@@ -65,6 +65,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -453,6 +454,9 @@ type Session struct {
 	life       lifecycle  // open → closing/draining → closed, and what the session owns (lifecycle.go)
 	log        logQueue   // Config.Logf, called outside every lock (logq.go)
 	events     pathEvents // PathEvents (events.go)
+
+	probeReaders    map[*quic.Transport]bool // client: sockets whose path-probe answers a goroutine reads (probe_udp.go), under mu; at most one per path socket
+	lastProbeAnswer atomic.Int64             // server: when the listener last answered the session's path probe, Unix ns (probe_udp.go)
 
 	snd sender
 	rcv receiver

@@ -22,6 +22,7 @@ type counters struct {
 	maxReorder      uint64 // peak reorder-buffer occupancy, bytes
 	ackRequests     uint64 // AckReqs sent (acks presumed lost)
 	pings           uint64 // pings sent on silent paths (client)
+	probeAnswers    uint64 // path probes answered (client; probe_udp.go)
 	penalised       uint64 // session-window halvings of paths that held up the peer's window
 	ccCuts          uint64 // coupled-window reductions on loss events
 	ccUndos         uint64 // coupled-window reductions undone (the loss was spurious)
@@ -63,6 +64,7 @@ type Stats struct {
 	PathFailures      uint64 // times a path was marked potentially failed
 	AckRequests       uint64 // times the sender asked for an Ack it presumed lost
 	Pings             uint64 // pings sent to probe silent paths (client)
+	ProbeAnswers      uint64 // path probes sent with the pings that the server answered (client; probe_udp.go)
 	CouplingCuts      uint64 // reductions of coupled windows on loss events (Config.Coupling)
 	CouplingUndos     uint64 // of those, reductions undone because quic-go found the loss spurious
 	CoupledAcked      uint64 // bytes acknowledged on paths whose coupled window is in force (after their first loss)
@@ -124,6 +126,7 @@ func (s *Session) Stats() Stats {
 		PathFailures:      s.stats.pathFailures,
 		AckRequests:       s.stats.ackRequests,
 		Pings:             s.stats.pings,
+		ProbeAnswers:      s.stats.probeAnswers,
 		Penalisations:     s.stats.penalised,
 		CouplingCuts:      s.stats.ccCuts,
 		CouplingUndos:     s.stats.ccUndos,

@@ -74,3 +74,48 @@ func FuzzParseAppDatagram(f *testing.F) {
 		}
 	})
 }
+
+// A path probe and its answer encode to PathProbeLen bytes and decode back;
+// another length or type is malformed.
+func TestPathProbeRoundTrip(t *testing.T) {
+	for _, answer := range []bool{false, true} {
+		p := PathProbe{Answer: answer}
+		for i := range p.SessionID {
+			p.SessionID[i] = byte(i)
+		}
+		p.Nonce[0], p.MAC[15] = 7, 9
+		b := AppendPathProbe(nil, &p)
+		if len(b) != PathProbeLen || b[0]&0xc0 != 0 {
+			t.Fatalf("%x: %d bytes, first byte %#x: want %d bytes and the first two bits clear (not QUIC)", b, len(b), b[0], PathProbeLen)
+		}
+		var q PathProbe
+		if err := ParsePathProbe(b, &q); err != nil || q != p {
+			t.Fatalf("decoded %+v, %v; want %+v", q, err, p)
+		}
+		for _, bad := range [][]byte{b[:len(b)-1], append(b, 0), append([]byte{TypeAck}, b[1:]...)} {
+			if err := ParsePathProbe(bad, &q); !errors.Is(err, ErrMalformed) {
+				t.Errorf("%x: err = %v, want ErrMalformed", bad, err)
+			}
+		}
+	}
+}
+
+// FuzzParsePathProbe: decoding never panics, and whatever decodes encodes
+// back to the same bytes.
+func FuzzParsePathProbe(f *testing.F) {
+	f.Add(AppendPathProbe(nil, &PathProbe{}))
+	f.Add(AppendPathProbe(nil, &PathProbe{Answer: true}))
+	f.Add([]byte{TypePathProbe})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var p PathProbe
+		if err := ParsePathProbe(b, &p); err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		if !bytes.Equal(AppendPathProbe(nil, &p), b) {
+			t.Fatalf("%x decoded to %+v, which encodes differently", b, p)
+		}
+	})
+}
