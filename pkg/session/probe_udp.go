@@ -31,18 +31,19 @@ import (
 // same size (no amplification), at most one per minProbeAnswerGap for each
 // session.
 //
-// Bounds: one reader goroutine per client socket that sent a probe, for
-// the session's life (quic-go queues at most 32 non-QUIC packets for it);
-// one for the listener.
+// Bounds: one reader goroutine per client socket that sent a probe, until
+// the socket closes or the session ends (quic-go queues at most 32
+// non-QUIC packets for it), so at most one per path; one for the
+// listener.
 
 // probeAnswerWithin is how soon after a path probe its answer must come,
-// on a path of minimum RTT rtt, to show the link back to its usual self:
-// twice the minimum RTT and 10 ms. A handoff's link first degrades (ten
-// times less rate, a 30% loss and twice the delay, emu.Handoff); an
-// answer through it shows a path that carries packets, not one to join
-// again and fill (video-handoff rebuffered twice as long when the answers
-// through the fade counted). The path's QUIC pings still count whenever
-// answered.
+// on a path of minimum RTT rtt, to count: twice the minimum RTT and 10 ms.
+// The probe is the fast way to see a link back to its usual self; a
+// handoff's link first degrades (ten times less rate, a 30% loss and
+// twice the delay, emu.Handoff), and a slow answer through that shows a
+// path that carries packets, not one to join again and fill. Slow answers
+// are left to the path's QUIC pings, which count whenever answered, as
+// before the probes.
 func probeAnswerWithin(rtt time.Duration) time.Duration { return 2*rtt + 10*time.Millisecond }
 
 // probeNonces is how many of a path's latest probes an answer may answer.
@@ -86,7 +87,13 @@ func (s *Session) sendPathProbe(p *path) {
 		}
 		s.probeReaders[tr] = true
 		s.wg.Add(1)
-		go func() { defer s.wg.Done(); s.readPathProbeAnswers(tr) }()
+		go func() {
+			defer s.wg.Done()
+			s.readPathProbeAnswers(tr)
+			s.mu.Lock()
+			delete(s.probeReaders, tr)
+			s.mu.Unlock()
+		}()
 	}
 	s.mu.Unlock()
 	var b [wire.PathProbeLen]byte

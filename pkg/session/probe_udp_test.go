@@ -47,7 +47,8 @@ func TestPathProbeAnswerNeedsMAC(t *testing.T) {
 }
 
 // The client takes an answer only for one of the path's latest
-// probeNonces probes, and only while the path is silent.
+// probeNonces probes, within probeAnswerWithin of it, and only while the
+// path is silent.
 func TestPathProbeAnsweredNeedsNonce(t *testing.T) {
 	c, _ := (&Config{}).withDefaults()
 	s, err := newSession(c, true, nil)
@@ -60,14 +61,18 @@ func TestPathProbeAnsweredNeedsNonce(t *testing.T) {
 	p := &path{qtr: tr, tr: &tracer{}}
 	s.slots[0] = p
 	p.probe.silentFrom = t0.Add(-time.Second)
+	p.probe.within = probeAnswerWithin(10 * time.Millisecond) // 30 ms
 	for i := range probeNonces + 1 {
 		p.probe.nonces[p.probe.nonceN%probeNonces] = [wire.PathProbeNonceLen]byte{byte(i)}
+		p.probe.sentAt[p.probe.nonceN%probeNonces] = t0.Add(-5 * time.Millisecond)
 		p.probe.nonceN++
 	}
+	p.probe.sentAt[3] = t0.Add(-40 * time.Millisecond) // nonce 3: sent 40 ms ago, answered too late to count
+	s.pathProbeAnswered(tr, [wire.PathProbeNonceLen]byte{3})
 	s.pathProbeAnswered(tr, [wire.PathProbeNonceLen]byte{0}) // the oldest, overwritten
 	s.pathProbeAnswered(&quic.Transport{}, [wire.PathProbeNonceLen]byte{2})
 	if !p.probe.answeredAt.IsZero() || s.stats.probeAnswers != 0 {
-		t.Fatal("took an answer to a probe the path no longer waits for, or from another socket")
+		t.Fatal("took an answer too late, to a probe the path no longer waits for, or from another socket")
 	}
 	s.pathProbeAnswered(tr, [wire.PathProbeNonceLen]byte{2})
 	if !p.probe.answeredAt.Equal(t0) || s.stats.probeAnswers != 1 {

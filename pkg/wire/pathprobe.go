@@ -37,10 +37,10 @@ const (
 
 // PathProbe is a path probe or its answer.
 type PathProbe struct {
-	Answer    bool // TypePathProbeAnswer, else TypePathProbe
-	SessionID [SessionIDLen]byte
-	Nonce     [PathProbeNonceLen]byte
-	MAC       [PathProbeMACLen]byte // the sender's MAC over the type, the session ID and the nonce
+	Answer    bool                    // TypePathProbeAnswer, else TypePathProbe
+	SessionID [SessionIDLen]byte      // the session whose path is probed
+	Nonce     [PathProbeNonceLen]byte // random in a probe; an answer echoes its probe's
+	MAC       [PathProbeMACLen]byte   // the sender's MAC over the type, the session ID and the nonce
 }
 
 // Type is the probe's first byte.
