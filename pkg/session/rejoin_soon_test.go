@@ -76,14 +76,14 @@ func TestPathProbeBringsPathBack(t *testing.T) {
 			el, st := pathBackAfterHandoff(t, int64(1+k), 4*time.Second+time.Duration(k)*37*time.Millisecond)
 			t.Logf("outage %d: path 0 carried data again %v after the link came back (%d rejoins, %d probes answered)", k, el, st.Rejoins, st.ProbeAnswers)
 			answered += st.ProbeAnswers
-			if el > limit || st.Rejoins != 1 {
-				t.Errorf("path 0 carried data again %v after its link (%d rejoins), want ≤ %v after a rejoin", el, st.Rejoins, limit)
+			if el > limit {
+				t.Errorf("path 0 carried data again %v after its link, want ≤ %v", el, limit)
 			}
 		})
 	}
 	// A packet of the server's quic-go (its own probe timer) may bring the
-	// path back first now and then; the probes' answers must have done it
-	// in some of the outages.
+	// path back first now and then, even on its old connection without a
+	// rejoin; the probes' answers must have done it in some of the outages.
 	if answered == 0 {
 		t.Errorf("no path probe was answered in 4 outages")
 	}
