@@ -26,26 +26,8 @@ func TestRejoinDuringOutageDoesNotHang(t *testing.T) {
 		darkDuringRejoin(t, tb)
 		time.Sleep(3 * time.Second)
 		tb.topo.Links[0].SetDown(false)
-		back := time.Now()
-		// Data on path 0 again, on its old connection or a new one: 10
-		// full segments received from its socket since the return.
-		local := tb.topo.Clients[0].LocalAddr().String()
-		received := func() (n uint64) {
-			for _, p := range tb.cli.Stats().Paths {
-				if p.LocalAddr != nil && p.LocalAddr.String() == local {
-					n += p.BytesReceived
-				}
-			}
-			return n
-		}
-		base := received()
-		for received() < base+12000 {
-			if time.Since(back) > 30*time.Second {
-				t.Fatal("path 0 carried no data within 30 s of the link's return")
-			}
-			time.Sleep(time.Millisecond)
-		}
-		el := time.Since(back)
+		// Data on path 0 again, on its old connection or a new one.
+		el := untilPath0Carries(t, tb, 30*time.Second)
 		// The bound: the rest of one rejoin attempt begun in the dark
 		// (rejoinAttempt: 1 s on this 10 ms RTT path), the next ping and its
 		// answer, and a handshake.

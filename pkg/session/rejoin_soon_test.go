@@ -102,7 +102,16 @@ func pathBackAfterHandoff(t *testing.T, seed int64, back time.Duration) (time.Du
 	defer tb.close()
 	startDownload(t, tb, 200<<20)
 	time.Sleep(time.Until(start.Add(back)))
-	at := time.Now()
+	el := untilPath0Carries(t, tb, 10*time.Second)
+	return el, tb.cli.Stats()
+}
+
+// untilPath0Carries waits (at most limit) until path 0's socket, on its
+// old connection or a new one, received 10 more full segments, and
+// returns how long that took.
+func untilPath0Carries(t *testing.T, tb *testbed, limit time.Duration) time.Duration {
+	t.Helper()
+	from := time.Now()
 	local := tb.topo.Clients[0].LocalAddr().String()
 	received := func() (n uint64) {
 		for _, p := range tb.cli.Stats().Paths {
@@ -114,10 +123,10 @@ func pathBackAfterHandoff(t *testing.T, seed int64, back time.Duration) (time.Du
 	}
 	base := received()
 	for received() < base+12000 {
-		if time.Since(at) > 10*time.Second {
-			t.Fatal("path 0 carried no data within 10 s of the link's return")
+		if time.Since(from) > limit {
+			t.Fatalf("path 0 carried no data within %v", limit)
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return time.Since(at), tb.cli.Stats()
+	return time.Since(from)
 }
