@@ -252,6 +252,22 @@ type Reinjector interface {
 	Reinject(conn *ConnInfo, paths []PathInfo) Decision
 }
 
+// Quick is implemented by schedulers whose calls (Decide, Reinject and the
+// Observer and ReceiverObserver methods) are short arithmetic on their
+// arguments and their own state: they never block, wait, do I/O or call
+// into the transport, and take well under a microsecond. When Quick
+// returns true, a transport may make these calls while it holds its own
+// locks, which saves it a release and a re-acquisition per decision; the
+// calls are still serialized as described above. A scheduler that runs a
+// model, or whose cost grows with its history, must return false or not
+// implement Quick: the transport then calls it with its locks released, so
+// that a slow decision holds up no receiver. A type that embeds a Quick
+// scheduler and makes its calls slower must override Quick to return
+// false. The transport asks once, when it creates the scheduler.
+type Quick interface {
+	Quick() bool
+}
+
 // ReceiverObserver is implemented by schedulers that take the receiver's
 // reports (EdAR's reward features), which travel back over the session's
 // control channel. ReceiverReport is serialized with Decide as Observer's

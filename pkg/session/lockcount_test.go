@@ -48,8 +48,12 @@ func TestLockOpsPerSegment(t *testing.T) {
 		sch := float64(tb.cli.snd.schedMu.n.Load()-sch0) / segs
 		t.Logf("%.0f segments; per segment: sender s.mu %.2f, receiver s.mu %.2f, sender schedMu %.2f, send-loop wake-ups %.2f poked + %.2f timer",
 			segs, cli, srv, sch, float64(wakes[wokePoked])/segs, float64(wakes[wokeTimer])/segs)
-		if cli > 12 {
-			t.Errorf("sender takes s.mu %.2f times per segment, want at most 12 (issue 19's count before this change)", cli)
+		// Issue 30, why, item 3: "The sender acquires s.mu 4.09 times per
+		// segment." 3.08 at a444123; 1.16 since a sched.Quick scheduler
+		// (minRTT here) decides with s.mu held and a Write waiting for its
+		// buffer is woken per writeWake bytes, not per frame.
+		if cli > 1.3 {
+			t.Errorf("sender takes s.mu %.2f times per segment, want at most 1.3", cli)
 		}
 	})
 }

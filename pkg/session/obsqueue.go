@@ -17,6 +17,13 @@ import (
 // s.mu (Stats, Paths); Stream.Read, Stream.Write and the path readers never
 // take schedMu.
 //
+// The exception is a scheduler that declares itself sched.Quick (every
+// heuristic that ships here): its calls are a few arithmetic operations
+// that never call the transport, so askLocked and obsDeliver make them with
+// s.mu held, saving a release and a re-acquisition of s.mu per decision
+// (lockcount_test.go counts them). A scheduler that runs a model (EdAR,
+// the learned ones) keeps the rule above.
+//
 // What the session learns under s.mu (an acknowledged segment, a segment to
 // re-send, the peer's receiver report) is queued in an obsQueue and handed
 // to the scheduler by whoever holds schedMu next, before its next Decide or
@@ -135,7 +142,7 @@ func (q *obsQueue) takeLocked() bool {
 }
 
 // obsDeliver makes the observer calls taken by takeLocked, in order;
-// schedMu held, s.mu not held.
+// schedMu held, s.mu not held unless the scheduler is sched.Quick.
 func (s *Session) obsDeliver() {
 	q := &s.snd.obsq
 	for i := range q.out {

@@ -153,13 +153,25 @@ const (
 
 // askLocked asks the scheduler for a decision on s.snd.ci and the snapshot:
 // Decide, or Reinject if reinject is set. It delivers the queued
-// observations first and releases s.mu around both. It returns roundEnd if
-// the session closed meanwhile or no path is left, roundAgain if a path
-// left its slot (the decision may name it: dropped, and the snapshot taken
-// again), else the decision and roundDecide. s.mu and schedMu are held.
+// observations first and releases s.mu around both, unless the scheduler
+// is sched.Quick. It returns roundEnd if the session closed meanwhile or no
+// path is left, roundAgain if a path left its slot (the decision may name
+// it: dropped, and the snapshot taken again), else the decision and
+// roundDecide. s.mu and schedMu are held.
 func (s *Session) askLocked(now time.Time, reinject bool) (sched.Decision, int) {
 	sn := &s.snd
 	observed := sn.obsq.takeLocked()
+	if s.quick {
+		// A sched.Quick scheduler is called with s.mu held: nothing can
+		// change meanwhile, and a decision costs no lock operations.
+		if observed {
+			s.obsDeliver()
+		}
+		if reinject {
+			return s.reinj.Reinject(&sn.ci, sn.snap), roundDecide
+		}
+		return s.sch.Decide(&sn.ci, sn.snap), roundDecide
+	}
 	s.mu.Unlock()
 	if observed {
 		s.obsDeliver()

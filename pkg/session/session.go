@@ -436,6 +436,7 @@ type Session struct {
 	obs      sched.Observer         // nil if the scheduler does not observe
 	robs     sched.ReceiverObserver // nil if it takes no receiver reports
 	reinj    sched.Reinjector       // nil if it does not re-inject when nothing new can be sent
+	quick    bool                   // the scheduler is sched.Quick: askLocked calls it with s.mu held
 	start    time.Time
 
 	mu         sessionMutex // sync.Mutex (lockcount_off.go)
@@ -499,6 +500,9 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 	s.obs, _ = sch.(sched.Observer)
 	s.robs, _ = sch.(sched.ReceiverObserver)
 	s.reinj, _ = sch.(sched.Reinjector)
+	if q, ok := sch.(sched.Quick); ok {
+		s.quick = q.Quick()
+	}
 	s.cond = sync.NewCond(&s.mu)
 	s.streams.init(s, cfg, isClient)
 	if err := s.cc.init(cfg); err != nil {

@@ -231,7 +231,9 @@ func (s *Session) fillLocked(target int) {
 		s.dataFramedLocked()
 		snd.framed += n
 		ss.unqueueLocked(n)
-		st.wcond.Broadcast()
+		if free := s.snd.bufCap - snd.buf.Len(); free >= writeWake(s.snd.bufCap) && free-int(n) < writeWake(s.snd.bufCap) {
+			st.wcond.Broadcast() // a Write waiting for its buffer has room worth a wake-up
+		}
 		if fin {
 			s.finFramedLocked(st)
 			continue
@@ -284,6 +286,14 @@ func (sn *sender) frameFits(st *Stream, room int64) bool {
 	}
 	return room > int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, int(sn.segSize)))
 }
+
+// writeWake is the room in a stream's send buffer of bufCap bytes that
+// wakes a Write waiting for it: roomWake (64 KiB), at most a sixteenth of
+// the buffer. The framer wakes the Write when the room reaches it, not for
+// every frame: a Write larger than the buffer (a bulk upload) was woken
+// once per segment, each time to copy one segment's bytes and wait again,
+// two goroutine switches and a lock per segment (lockcount_test.go).
+func writeWake(bufCap int) int { return min(roomWake, bufCap/16) }
 
 // finFramedLocked is done with st's send side once its FIN is framed.
 func (s *Session) finFramedLocked(st *Stream) {

@@ -105,6 +105,10 @@ func New(o Options) *Scheduler {
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
+// Quick implements sched.Quick: its calls are arithmetic on the paths and
+// a few fields, so the transport may make them with its locks held.
+func (*Scheduler) Quick() bool { return true }
+
 // Lambda returns the current λ.
 func (s *Scheduler) Lambda() float64 { return float64(s.lambda) / 1000 }
 

@@ -79,6 +79,10 @@ func New(o Options) *Scheduler { return &Scheduler{paperK: o.PaperK} }
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
+// Quick implements sched.Quick: its calls are arithmetic on the paths and
+// a few fields, so the transport may make them with its locks held.
+func (*Scheduler) Quick() bool { return true }
+
 // Waiting reports ECF's waiting bit.
 func (s *Scheduler) Waiting() bool { return s.waiting }
 

@@ -75,6 +75,10 @@ func New() *Scheduler { return &Scheduler{} }
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
+// Quick implements sched.Quick: its calls are arithmetic on the paths and
+// a few fields, so the transport may make them with its locks held.
+func (*Scheduler) Quick() bool { return true }
+
 // NeedsPerAckSignals implements sched.PerAckSignals: LLHD skips a path
 // with a probe timeout pending (PTOCount > 0, see Available) and weighs a
 // path without a delivery-rate sample by its recent LossRate, so the

@@ -24,6 +24,10 @@ func New() *Scheduler { return &Scheduler{} }
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
+// Quick implements sched.Quick: its calls are arithmetic on the paths and
+// a few fields, so the transport may make them with its locks held.
+func (*Scheduler) Quick() bool { return true }
+
 // Decide implements sched.Scheduler. It honours the data's stream's path
 // preference (sched.ConnInfo.PreferredIndex): a pinned stream's data waits
 // for its path while that path is live; a preferred path takes the data

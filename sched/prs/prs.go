@@ -112,6 +112,10 @@ func New() *Scheduler { return &Scheduler{} }
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
+// Quick implements sched.Quick: its calls are arithmetic on the paths and
+// a few fields, so the transport may make them with its locks held.
+func (*Scheduler) Quick() bool { return true }
+
 // Decide implements sched.Scheduler.
 func (*Scheduler) Decide(_ *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
 	backup := sched.OnlyBackups(paths)

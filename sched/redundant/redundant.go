@@ -46,6 +46,10 @@ func New() *Scheduler { return &Scheduler{} }
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
+// Quick implements sched.Quick: its calls are arithmetic on the paths and
+// a few fields, so the transport may make them with its locks held.
+func (*Scheduler) Quick() bool { return true }
+
 // Decide implements sched.Scheduler: SendCopy of each path's oldest
 // uncarried segment on every live path with room, or Wait if there is none.
 func (*Scheduler) Decide(_ *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {

@@ -21,6 +21,10 @@ func New() *Scheduler { return &Scheduler{} }
 // Name implements sched.Scheduler.
 func (*Scheduler) Name() string { return Name }
 
+// Quick implements sched.Quick: its calls are arithmetic on the paths and
+// a few fields, so the transport may make them with its locks held.
+func (*Scheduler) Quick() bool { return true }
+
 // Decide implements sched.Scheduler: the first path after the previous one
 // (by ID, wrapping) that can send; backups only if no regular path can.
 func (s *Scheduler) Decide(_ *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
