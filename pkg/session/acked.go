@@ -113,10 +113,22 @@ func (s *Session) ackedLocked(g *segment, now time.Time, v *ackView) {
 		p.segsInFlight--
 		p.outstanding -= min(f, p.outstanding)
 		p.bytesAcked += n
+		// A segment sent again elsewhere (a copy at a probe timeout, a
+		// reinjection, a datagram declared lost) says nothing of the path
+		// it was first sent on: the copy may be what arrived.
+		credit := !g.resent || int(g.first) != slot+1
+		if int(g.first) == slot+1 {
+			p.firstInFlight--
+			if credit {
+				p.firstAckAt = now
+			}
+		}
 		if p.dg != nil {
 			p.dg.ackedLocked(g, now)
 		}
-		p.lastProgress = now
+		if credit {
+			p.lastProgress = now
+		}
 		srtt, cwnd := v.of(p)
 		p.window.acked(n, cwnd, s.snd.segSize)
 		s.ccAckedLocked(p, n, cwnd)

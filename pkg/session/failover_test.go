@@ -102,8 +102,12 @@ func failoverRun(t *testing.T, seed int64) (r failoverResult) {
 			}
 			end := <-done
 			r.moved = end.Sub(killedAt)
+			// B's data may have moved at its first PTO (copyAtPTOLocked),
+			// before B failed: B must still fail, by the failure rule's 3
+			// PTOs, well within a second of the kill.
+			time.Sleep(time.Second - r.moved)
 			r.failures = tb.srv.Stats().PathFailures
-			time.Sleep(failoverDead - r.moved) // B comes back for the close
+			time.Sleep(failoverDead - time.Second) // B comes back for the close
 			tb.topo.Links[1].SetDown(false)
 			return
 		}
@@ -249,7 +253,9 @@ func failoverIdleRun(t *testing.T, seed int64, idle time.Duration) (stall, pto t
 		}
 		tb.srv.mu.Unlock()
 		tb.topo.Links[1].SetDown(true)
+		cut := time.Now()
 		stall = fetch()
+		time.Sleep(time.Second - time.Since(cut)) // B fails within a second of the cut, its data moved or not
 		failures = tb.srv.Stats().PathFailures
 		time.Sleep(failoverDead)
 		tb.topo.Links[1].SetDown(false)
@@ -277,6 +283,34 @@ func TestFailoverAfterIdle(t *testing.T) {
 				}
 				if failures == 0 {
 					t.Errorf("seed %d: B was never marked potentially failed", seed)
+				}
+			}
+		})
+	}
+}
+
+// RFC 9002 §6.2.4: "A probe packet MAY carry retransmitted unacknowledged
+// data when new data is unavailable, when flow control does not permit new
+// data to be sent, or to opportunistically reduce loss recovery delay."
+// The data B alone carried goes again on A at B's first probe timeout
+// (copyAtPTOLocked), not at its failure 3 PTOs after its last packet: the
+// response completes within 2 PTOs of B and 60 ms of the kill (88-169 ms
+// at PTOs of 80-106 ms, the first PTO and then what it takes the session
+// to see quic-go's probe; at a444123, which waited for the failure,
+// 241-371 ms at PTOs of 81-95 ms, over this bound).
+func TestFailoverDataMovesAtFirstPTO(t *testing.T) {
+	for _, traced := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tracer=%v", traced), func(t *testing.T) {
+			forceTracer = traced
+			defer func() { forceTracer = false }()
+			for seed := int64(1); seed <= 3; seed++ {
+				r := failoverRun(t, seed)
+				if !r.killed {
+					t.Fatalf("seed %d: B never carried unacknowledged segments the estimate had dropped", seed)
+				}
+				t.Logf("seed %d: data moved %v after the kill (B's PTO %v)", seed, r.moved, r.pto)
+				if bound := 2*r.pto + 60*time.Millisecond; r.moved > bound {
+					t.Errorf("seed %d: the response completed %v after B died, want ≤ %v (2 PTOs of B, %v each, and 60 ms)", seed, r.moved, bound, r.pto)
 				}
 			}
 		})

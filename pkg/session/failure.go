@@ -76,13 +76,38 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		// quic-go has not delivered either. A path whose segments all
 		// reached the peer but await the connection-level Ack (a lost Ack
 		// datagram) is fine; the AckReq timer recovers the Ack.
-		held := p.queued() > 0
+		// A path whose segments were copied at its probe timeout
+		// (copyAtPTOLocked) and that heard nothing since still holds
+		// them, though their copies may have been acknowledged: its
+		// silence goes on counting towards its failure.
+		//
+		// A path the peer reports silent whose own data (what it sent
+		// first) has not been acknowledged since the report's silence
+		// began holds that data too, whatever else arrives on it: packets
+		// from the peer show only that the path works towards this end.
+		// On Mininet's two-path demo a client whose interface went down
+		// still reached the server on that path's connection by another
+		// route, so the server saw packets on it for the 4 s of the outage
+		// and never failed it.
+		ownProgress := max2(p.firstAckAt, p.firstBusyAt)
+		silentStuck := p.dg == nil && p.firstInFlight > 0 && p.silentHint.After(ownProgress)
+		held := p.queued() > 0 || silentStuck || !p.ptoCopyAt.IsZero() && !lastRecv.After(p.ptoCopyAt)
 		if !held && p.segsInFlight > 0 {
 			var decideAt time.Time
 			held, decideAt = p.quicHoldsLocked(now, &v)
 			if !decideAt.IsZero() {
-				// Not known yet: neither progress nor silence.
+				// Not known yet: neither progress nor silence. If the peer
+				// acknowledged other paths' data since it last acknowledged
+				// what p sent first, its Acks are not what is missing, and
+				// p's segments are copied at p's first probe timeout,
+				// whether quic-go still holds them or not: a copy costs
+				// only its bytes. (Without that evidence the Ack may be
+				// what is missing, and a finished transfer sends nothing
+				// more: TestHarnessIdleAfterTransfer.)
 				next = sooner(next, decideAt)
+				if s.snd.progressAt.After(ownProgress) {
+					next = s.copyAtPTOLocked(p, now, pto, max2(lastRecv, p.lastProgress).Add(probeTimeout(srtt, rttVar)), next)
+				}
 				continue
 			}
 		}
@@ -103,9 +128,14 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			progress = p.lastProgress
 		}
 		hinted := (p.silentHint.After(progress) || unreachable) && now.Sub(progress) >= max(minHintSilence, 2*srtt)
+		hinted = hinted || silentStuck && now.Sub(ownProgress) >= max(minHintSilence, 2*srtt)
 		if now.Sub(progress) >= timeout || pto >= ptoFailed || hinted {
 			s.failLocked(p, now, progress, fmt.Sprintf("no progress for %v, PTO count %d", now.Sub(progress), pto))
 			continue
+		}
+		next = s.copyAtPTOLocked(p, now, pto, max2(lastRecv, p.lastProgress).Add(probeTimeout(srtt, rttVar)), next)
+		if silentStuck {
+			next = sooner(next, ownProgress.Add(max(minHintSilence, 2*srtt))) // after now: not failed above
 		}
 		next = sooner(next, progress.Add(timeout))
 		if unreachable {
@@ -161,6 +191,55 @@ func (p *path) quicHoldsLocked(now time.Time, v *linkView) (held bool, decideAt 
 		return false, due
 	}
 	return false, time.Time{}
+}
+
+// copyAtPTOLocked queues for retransmission on the other paths the
+// segments that p alone carries, once p's probe timer has fired (RFC 9002
+// §6.2.4: "A probe packet MAY carry retransmitted unacknowledged data
+// when new data is unavailable, when flow control does not permit new data
+// to be sent, or to opportunistically reduce loss recovery delay"). The
+// path stays live: a probe timeout "does not indicate packet loss" (§6.2),
+// so the segments are copied, not moved, and whichever copy arrives first
+// is delivered (version 4's frames are idempotent). This is Linux MPTCP's
+// retransmission of a subflow's data at the connection level when the
+// subflow's retransmission timer fires, rather than waiting for the path
+// to fail: on a path whose RTT a handoff's fade had raised to 300 ms, the
+// failure came 1.1-1.3 s after its last progress, the first probe timeout
+// about 0.45 s after it (video-handoff's session log).
+//
+// It runs once per batch of segments: again only after p took more
+// (p.bytesSent moved). Only for paths whose segments quic-go retransmits
+// (a datagram path's losses are the session's own, dgdata.go), and only
+// while another live path can take the copies.
+//
+// pto is p's probe-timeout count (ptosLocked) and ptoAt when a path without
+// a tracer reaches its first; it returns next, or ptoAt if that is sooner
+// and still to come, for the caller's next check.
+func (s *Session) copyAtPTOLocked(p *path, now time.Time, pto uint32, ptoAt, next time.Time) time.Time {
+	if pto == 0 {
+		if p.tr == nil && ptoAt.After(now) {
+			next = sooner(next, ptoAt)
+		}
+		return next
+	}
+	if p.dg != nil || p.copiedSent == p.bytesSent {
+		return next
+	}
+	other := false
+	for _, q := range s.slots {
+		if q != nil && q != p && !q.failed {
+			other = true
+		}
+	}
+	if !other {
+		return next
+	}
+	p.copiedSent, p.ptoCopyAt = p.bytesSent, now
+	before := s.stats.reinjected
+	s.reinjectLocked(p, now)
+	s.stats.ptoCopies += s.stats.reinjected - before
+	s.stats.reinjected = before
+	return next
 }
 
 // reinjectLocked queues for retransmission every unacknowledged segment that

@@ -212,3 +212,68 @@ func TestHarnessLostResetSentAgain(t *testing.T) {
 		}
 	})
 }
+
+// RFC 9002 §6.2.4: "A probe packet MAY carry retransmitted unacknowledged
+// data when new data is unavailable, when flow control does not permit new
+// data to be sent, or to opportunistically reduce loss recovery delay."
+// §6.2: "A PTO timer expiration event does not indicate packet loss". As
+// TestHarnessDeadPathDataSentAgain, but with the time each byte is sent
+// again: the stream's bytes lost on the dark path go again on the live one
+// at the dark path's first probe timeout, while that path is still live,
+// not failed, as copies (copyAtPTOLocked): 130 ms after the dark here.
+// Without the copies they went only once the path had failed, 165 ms
+// after the dark, with PathFailures already 1.
+func TestHarnessDarkPathDataCopiedAtPTO(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const live, dead = 0, 1
+		tc := newTestSession(t, nil, harnessLink(10*time.Millisecond), harnessLink(10*time.Millisecond))
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 900000
+		go func() { st.Write(bytes.Repeat([]byte("z"), n)); st.Close() }()
+		acks := peerAcks{seen: map[uint64]bool{}}
+		var got rangeset
+		var darkAt time.Time
+		var liveMax uint64 // the highest stream offset seen on the live path
+		for step := range 400 {
+			if step == 8 {
+				tc.paths[dead].link.SetDown(true)
+				darkAt = time.Now()
+			}
+			fs := tc.collect(5 * time.Millisecond)
+			acks.add(fs[live])
+			acks.add(fs[dead])
+			data, _ := streamData(fs[live], st.ID())
+			for _, d := range data {
+				lo, hi := d.Off, d.Off+uint64(len(d.Data))
+				// The framer takes a stream's bytes in order, so new data on
+				// the live path comes at rising offsets: bytes below what it
+				// already carried, not yet received, were framed for the
+				// dark path and are sent again.
+				if !darkAt.IsZero() && lo < liveMax && !covers(got, lo, hi) {
+					after := time.Since(darkAt)
+					fails := tc.s.Stats().PathFailures
+					t.Logf("bytes %d-%d sent again on the live path %v after the dark, path failures %d", lo, hi, after, fails)
+					if fails != 0 {
+						t.Errorf("the bytes went again only after the path failed (%d failures)", fails)
+					}
+					if after > 150*time.Millisecond {
+						t.Errorf("the bytes went again %v after the dark, want within 150 ms (a probe timeout of the dark path)", after)
+					}
+					return
+				}
+				liveMax = max(liveMax, hi)
+			}
+			for p := range fs {
+				d, _ := streamData(fs[p], st.ID())
+				for _, x := range d {
+					got.add(x.Off, x.Off+uint64(len(x.Data)))
+				}
+			}
+			tc.writeFrames(live, acks.ack())
+		}
+		t.Fatal("no byte lost on the dark path was sent again in 2 s")
+	})
+}

@@ -49,22 +49,27 @@ type path struct {
 	sendDatagram func([]byte) error
 
 	// sender
-	queue        []*segment // handed to the path, not yet taken by its writer
-	queuedBytes  uint64     // segment frame bytes (header and payload) in queue
-	outstanding  uint64     // segment frame bytes handed to the path and not yet acknowledged by the peer
-	bytesSent    uint64     // segment payload bytes handed to the path, copies included
-	bytesAcked   uint64
-	segsInFlight uint64
-	failed       bool
-	failedAt     time.Time
-	failedSince  time.Time // when the path last made progress before it failed
-	graceUntil   time.Time // no tracer: quic-go's backed-off probe timer after a recovery (failure.go)
-	silentHint   time.Time // when the peer last reported the path silent
-	sendErrs     *sendErrs // where its socket notes sends that failed for want of a route (senderr.go); nil: none
-	lastProgress time.Time // last connection-level acknowledgement of data this path carried
-	rate         rateEstimator
-	window       sessWindow // on top of quic-go's congestion window (window.go)
-	dg           *dgLoss    // Config.DatagramData: the path's segments go in datagrams, and this detects their loss (dgdata.go); nil: its stream
+	queue         []*segment // handed to the path, not yet taken by its writer
+	queuedBytes   uint64     // segment frame bytes (header and payload) in queue
+	outstanding   uint64     // segment frame bytes handed to the path and not yet acknowledged by the peer
+	bytesSent     uint64     // segment payload bytes handed to the path, copies included
+	copiedSent    uint64     // bytesSent when copyAtPTOLocked last copied the path's segments (failure.go)
+	ptoCopyAt     time.Time  // when it did
+	bytesAcked    uint64
+	segsInFlight  uint64
+	failed        bool
+	failedAt      time.Time
+	failedSince   time.Time // when the path last made progress before it failed
+	graceUntil    time.Time // no tracer: quic-go's backed-off probe timer after a recovery (failure.go)
+	silentHint    time.Time // when the peer last reported the path silent
+	sendErrs      *sendErrs // where its socket notes sends that failed for want of a route (senderr.go); nil: none
+	lastProgress  time.Time // last connection-level acknowledgement of data this path carried
+	firstInFlight uint64    // segments first sent on this path and not yet acknowledged
+	firstBusyAt   time.Time // when firstInFlight last rose from 0
+	firstAckAt    time.Time // last acknowledgement of a segment first sent on this path
+	rate          rateEstimator
+	window        sessWindow // on top of quic-go's congestion window (window.go)
+	dg            *dgLoss    // Config.DatagramData: the path's segments go in datagrams, and this detects their loss (dgdata.go); nil: its stream
 
 	// receiver
 	recvBytes  uint64 // segment payload bytes received on this path

@@ -321,6 +321,11 @@ func (s *Session) enqueueLocked(slot, i int, g *segment, now time.Time) {
 		}
 		sn.inflightBytes += n
 		g.sent = true
+		g.first = uint8(slot + 1)
+		if p.firstInFlight == 0 {
+			p.firstBusyAt = now
+		}
+		p.firstInFlight++
 	} else if g.sentOn != 0 || !s.cfg.DatagramData {
 		s.stats.redundantBytes += n // a copy; with DatagramData and no path carrying it, a retransmission (dgdata.go)
 	}

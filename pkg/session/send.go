@@ -22,6 +22,7 @@ type segment struct {
 	acked     bool
 	inRetrans bool
 	deferred  bool    // unsent, set aside while its stream is parked (park.go)
+	first     uint8   // slot+1 of the path that took its first transmission (0: not sent)
 	stream    *Stream // the stream of its first new record, or nil (recordMarks)
 }
 

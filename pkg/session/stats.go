@@ -14,6 +14,7 @@ type counters struct {
 	retransSegments uint64 // segments sent again after loss or reinjection
 	dgLost          uint64 // segments declared lost on datagram paths (dgdata.go)
 	reinjected      uint64 // segments queued again because their path failed or left
+	ptoCopies       uint64 // segments queued to go again on other paths after their path's probe timeout (failure.go)
 	opportunistic   uint64 // copies sent by opportunistic reinjection
 	pathFailures    uint64 // times a path was marked potentially failed
 	recvBytes       uint64 // segment payload bytes received, duplicates included
@@ -59,6 +60,7 @@ type Stats struct {
 	RedundantBytes    uint64 // SentBytes beyond the first transmission of each segment
 	RetransSegments   uint64 // segments sent again after a path failed or left
 	ReinjectedSegs    uint64 // segments queued for reinjection
+	PTOCopies         uint64 // segments queued to go again on other paths because their only path's probe timer fired (the path stays live; failure.go)
 	LostSegs          uint64 // segments the session declared lost on a path that carries them in datagrams (Config.DatagramData), each queued for retransmission unless another path carries it
 	OpportunisticSegs uint64 // copies sent on a faster path because they held the peer's window (Config.OpportunisticReinjection)
 	PathFailures      uint64 // times a path was marked potentially failed
@@ -120,6 +122,7 @@ func (s *Session) Stats() Stats {
 		RedundantBytes:    s.stats.redundantBytes,
 		RetransSegments:   s.stats.retransSegments,
 		ReinjectedSegs:    s.stats.reinjected,
+		PTOCopies:         s.stats.ptoCopies,
 		LostSegs:          s.stats.dgLost,
 		OpportunisticSegs: s.stats.opportunistic,
 		PassedOver:        s.stats.passedOver,
