@@ -108,8 +108,17 @@ func TestPullRuleSparesSlowPath(t *testing.T) {
 		sum += waiting
 		t.Logf("seed %d: %.2f Mbit/s and a longest stall of %v in the second half of B's lossy phase; segments waiting on B in %.2f of its snapshots", seed, mbps, stall, waiting)
 	}
-	if mean := sum / seeds; mean > 0.5 {
-		t.Errorf("B had segments waiting in its writer in %.2f of its snapshots (mean of %d seeds), want ≤ 0.5: B is handed segments beyond its window", mean, seeds)
+	// The share depends on which goroutine runs between a decision and
+	// B's writer. Under the race detector, which slows every goroutine
+	// unevenly, a444123's means of 3 seeds were 0.20-0.46 (one seed 0.55)
+	// and now's 0.20-0.53 against 0.11-0.46 without it; the bug this
+	// guards against gives 0.89-0.91 either way.
+	bound := 0.5
+	if raceEnabled {
+		bound = 0.7
+	}
+	if mean := sum / seeds; mean > bound {
+		t.Errorf("B had segments waiting in its writer in %.2f of its snapshots (mean of %d seeds), want ≤ %.1f: B is handed segments beyond its window", mean, seeds, bound)
 	}
 }
 
