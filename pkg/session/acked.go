@@ -116,8 +116,9 @@ func (s *Session) ackedLocked(g *segment, now time.Time, v *ackView) {
 		// A segment sent again elsewhere (a copy at a probe timeout, a
 		// reinjection, a datagram declared lost) says nothing of the path
 		// it was first sent on: the copy may be what arrived.
-		credit := !g.resent || int(g.first) != slot+1
-		if int(g.first) == slot+1 {
+		first := int(g.first) == slot+1
+		credit := !first || !g.resent
+		if first {
 			p.firstInFlight--
 			if credit {
 				p.firstAckAt = now

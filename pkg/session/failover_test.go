@@ -224,23 +224,9 @@ func failoverIdleRun(t *testing.T, seed int64, idle time.Duration) (stall, pto t
 			peer := accept(t, tb.srv, 5*time.Second)
 			readAll(t, peer, 5*time.Second)
 			go func() { peer.Write(make([]byte, failoverResponse)); peer.Close() }()
-			st.SetReadDeadline(time.Now().Add(30 * time.Second))
-			buf := make([]byte, 64<<10)
-			var n int
-			last := time.Now()
-			for n < failoverResponse {
-				k, err := st.Read(buf)
-				if k > 0 {
-					stall = max(stall, time.Since(last))
-					last = time.Now()
-					n += k
-				}
-				if err != nil {
-					if n < failoverResponse {
-						t.Fatalf("response: %d bytes, then %v", n, err)
-					}
-					break
-				}
+			n, stall, err := readStalls(st, failoverResponse, 30*time.Second)
+			if n < failoverResponse {
+				t.Fatalf("response: %d bytes, then %v", n, err)
 			}
 			return stall
 		}
@@ -324,4 +310,25 @@ func TestFailoverDataMovesAtFirstPTO(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readStalls reads up to size bytes from st within timeout and returns how
+// many it read, the longest time between two reads that brought data (from
+// the call for the first), and the error that ended it early.
+func readStalls(st *Stream, size int, timeout time.Duration) (n int, stall time.Duration, err error) {
+	st.SetReadDeadline(time.Now().Add(timeout))
+	buf := make([]byte, 64<<10)
+	last := time.Now()
+	for n < size {
+		k, err := st.Read(buf)
+		if k > 0 {
+			stall = max(stall, time.Since(last))
+			last = time.Now()
+			n += k
+		}
+		if err != nil {
+			return n, stall, err
+		}
+	}
+	return n, stall, nil
 }

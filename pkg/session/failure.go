@@ -90,6 +90,7 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		// route, so the server saw packets on it for the 4 s of the outage
 		// and never failed it.
 		ownProgress := max2(p.firstAckAt, p.firstBusyAt)
+		ptoAt := max2(lastRecv, p.lastProgress).Add(probeTimeout(srtt, rttVar)) // tracer-less: quic-go's first probe timeout (ptosLocked)
 		silentStuck := p.dg == nil && p.firstInFlight > 0 && p.silentHint.After(ownProgress)
 		held := p.queued() > 0 || silentStuck || !p.ptoCopyAt.IsZero() && !lastRecv.After(p.ptoCopyAt)
 		if !held && p.segsInFlight > 0 {
@@ -106,7 +107,7 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 				// more: TestHarnessIdleAfterTransfer.)
 				next = sooner(next, decideAt)
 				if s.snd.progressAt.After(ownProgress) {
-					next = s.copyAtPTOLocked(p, now, pto, max2(lastRecv, p.lastProgress).Add(probeTimeout(srtt, rttVar)), next)
+					next = s.copyAtPTOLocked(p, now, pto, ptoAt, next)
 				}
 				continue
 			}
@@ -133,7 +134,7 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 			s.failLocked(p, now, progress, fmt.Sprintf("no progress for %v, PTO count %d", now.Sub(progress), pto))
 			continue
 		}
-		next = s.copyAtPTOLocked(p, now, pto, max2(lastRecv, p.lastProgress).Add(probeTimeout(srtt, rttVar)), next)
+		next = s.copyAtPTOLocked(p, now, pto, ptoAt, next)
 		if silentStuck {
 			next = sooner(next, ownProgress.Add(max(minHintSilence, 2*srtt))) // after now: not failed above
 		}
@@ -157,7 +158,7 @@ func (s *Session) failLocked(p *path, now, since time.Time, why string) {
 	s.stats.pathFailures++
 	s.logf("session %x: path %d potentially failed (%s)", s.id[:4], p.id, why)
 	s.pathEventLocked(p, PathFailed)
-	s.reinjectLocked(p, now)
+	s.stats.reinjected += s.reinjectLocked(p, now)
 }
 
 // quicHoldsLocked reports whether quic-go still holds some of the segments
@@ -235,16 +236,13 @@ func (s *Session) copyAtPTOLocked(p *path, now time.Time, pto uint32, ptoAt, nex
 		return next
 	}
 	p.copiedSent, p.ptoCopyAt = p.bytesSent, now
-	before := s.stats.reinjected
-	s.reinjectLocked(p, now)
-	s.stats.ptoCopies += s.stats.reinjected - before
-	s.stats.reinjected = before
+	s.stats.ptoCopies += s.reinjectLocked(p, now)
 	return next
 }
 
 // reinjectLocked queues for retransmission every unacknowledged segment that
-// p carried and that no other live path carries.
-func (s *Session) reinjectLocked(p *path, now time.Time) {
+// p carried and that no other live path carries, and returns how many.
+func (s *Session) reinjectLocked(p *path, now time.Time) (n uint64) {
 	bit := uint64(1) << uint(p.slot)
 	live := uint64(0)
 	for i, q := range s.slots {
@@ -258,12 +256,13 @@ func (s *Session) reinjectLocked(p *path, now time.Time) {
 		}
 		g.inRetrans = true
 		s.snd.retrans = append(s.snd.retrans, g.seq)
-		s.stats.reinjected++
+		n++
 		if s.obs != nil {
 			s.obsLostLocked(now, p.id, g.seq) // delivered by the send loop (obsqueue.go)
 		}
 	}
 	poke(s.wake)
+	return n
 }
 
 // backedOffPTO is the interval of quic-go's probe timer after silent

@@ -43,22 +43,7 @@ func TestOneWayOutageFailsPath(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		st.SetReadDeadline(time.Now().Add(20 * time.Second))
-		buf := make([]byte, 64<<10)
-		var n int
-		var stall time.Duration
-		last := time.Now()
-		for n < size {
-			k, err := st.Read(buf)
-			if k > 0 {
-				stall = max(stall, time.Since(last))
-				last = time.Now()
-				n += k
-			}
-			if err != nil {
-				break
-			}
-		}
+		n, stall, _ := readStalls(st, size, 20*time.Second)
 		failures := tb.srv.Stats().PathFailures
 		t.Logf("read %d of %d bytes, longest stall %v, server path failures %d", n, size, stall, failures)
 		if n < size {

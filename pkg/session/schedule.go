@@ -161,18 +161,9 @@ const (
 func (s *Session) askLocked(now time.Time, reinject bool) (sched.Decision, int) {
 	sn := &s.snd
 	observed := sn.obsq.takeLocked()
-	if s.quick {
-		// A sched.Quick scheduler is called with s.mu held: nothing can
-		// change meanwhile, and a decision costs no lock operations.
-		if observed {
-			s.obsDeliver()
-		}
-		if reinject {
-			return s.reinj.Reinject(&sn.ci, sn.snap), roundDecide
-		}
-		return s.sch.Decide(&sn.ci, sn.snap), roundDecide
+	if !s.quick {
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	if observed {
 		s.obsDeliver()
 	}
@@ -181,6 +172,11 @@ func (s *Session) askLocked(now time.Time, reinject bool) (sched.Decision, int) 
 		d = s.reinj.Reinject(&sn.ci, sn.snap)
 	} else {
 		d = s.sch.Decide(&sn.ci, sn.snap)
+	}
+	if s.quick {
+		// A sched.Quick scheduler was called with s.mu held: nothing
+		// changed meanwhile, and the decision cost no lock operations.
+		return d, roundDecide
 	}
 	s.mu.Lock()
 	switch {

@@ -231,7 +231,7 @@ func (s *Session) fillLocked(target int) {
 		s.dataFramedLocked()
 		snd.framed += n
 		ss.unqueueLocked(n)
-		if free := s.snd.bufCap - snd.buf.Len(); free >= writeWake(s.snd.bufCap) && free-int(n) < writeWake(s.snd.bufCap) {
+		if free, wake := s.snd.bufCap-snd.buf.Len(), writeWake(s.snd.bufCap); free >= wake && free-int(n) < wake {
 			st.wcond.Broadcast() // a Write waiting for its buffer has room worth a wake-up
 		}
 		if fin {
