@@ -10,11 +10,14 @@
 #
 # Per held-back setting (docs/edar-generalisation/scenarios/*.json), seeds
 # 1..$EDAR_HB_SEEDS (3), every transfer shrunk to 8 MB (-max-bytes; the
-# timed commuter runs its 30 s): minrtt, blest, redundant, edar (EdAR-p,
+# timed commuter runs its 30 s, and a setting with a "workload" runs its
+# workload whole: shrinking would cut its requests or chunks): minrtt,
+# blest, redundant, edar (EdAR-p,
 # $EDAR_MODEL) and edar-o; minrtt with opportunistic reinjection; minrtt on
 # each path alone (the single-path baselines); edar with $EDAR_HB_BEFORE if
 # set. EdAR-o is EdAR-p adapted online (online_gym.py --family heldback:
-# $EDAR_HB_FLOWS (28) warm-up flows on seeds from 1001, never evaluated,
+# $EDAR_HB_FLOWS (28) warm-up flows of the settings without a workload, on
+# seeds from 1001, never evaluated,
 # ε = 0.1, 200 steps after every flow once the replay holds
 # $EDAR_HB_LEARN_START (1,000) transitions) and then run greedily, as training/edar/evaluate.sh does for
 # the paper's settings. Every run is in virtual time. The table:
@@ -59,6 +62,7 @@ if [ -z "${EDAR_HB_REPORT_ONLY:-}" ]; then
 		rm -rf "$o" && mkdir -p "$o"
 		size="-max-bytes 8000000"
 		grep -q '"timed": true' "$f" && size=""
+		grep -q '"workload"' "$f" && size=""
 		t0=$(date +%s)
 		# shellcheck disable=SC2086
 		MPQ_EDAR_ONLINE_DIR=$ONLINE MPQ_EDAR_EPSILON=0 $BENCH run -scenario-file "$f" $size -schedulers minrtt,blest,redundant,edar,edar-o \

@@ -18,7 +18,9 @@ them (`near`): the same number of paths and, paths matched in order of
 rate, every rate and every RTT within a factor NEAR_FACTOR of the held-back
 path's. Besides, training never uses what only the held-back settings use:
 the Verizon trace and the built-in synthetic drive trace, Gilbert-Elliott
-(bursty) loss, shared bottlenecks and cross traffic.
+(bursty) loss, shared bottlenecks and cross traffic. The workload settings
+(files with a "workload") run on the paths of bulk ones, so they reject no
+draw the bulk ones do not; bulk_held_back_files lists the others.
 
 Units follow pkg/scenario: rates bits/s, delays Go duration strings
 (one-way), sizes bytes, loss a probability.
@@ -181,6 +183,18 @@ def held_back():
         out[sc["name"]] = sc
     if not out:
         raise SystemExit(f"space: no held-back settings in {HELD_BACK_DIR}")
+    return out
+
+
+def bulk_held_back_files():
+    """The held-back scenario files without a "workload" (one bulk
+    transfer each), sorted: the settings EdAR-o warms up on
+    (online_gym.py --family heldback)."""
+    out = []
+    for f in sorted(glob.glob(os.path.join(HELD_BACK_DIR, "*.json"))):
+        with open(f) as fh:
+            if "workload" not in json.load(fh):
+                out.append(f)
     return out
 
 

@@ -28,7 +28,20 @@ class TestSpace(unittest.TestCase):
 
     def test_held_back_set_is_the_documented_one(self):
         self.assertEqual(sorted(self.held), ["held-3path", "held-commuter", "held-congested", "held-hetero-2path",
-                                             "held-rtt-lossy", "held-verizon", "held-wifi-lte-drive"])
+                                             "held-rpc-verizon", "held-rtt-lossy", "held-verizon", "held-video-commuter",
+                                             "held-wifi-lte-drive"])
+
+    def test_workload_settings_reuse_bulk_paths(self):
+        # The workload settings run on the paths of held-verizon and
+        # held-commuter, so they reject no draw those do not (the training
+        # data is the same with or without them), and EdAR-o's warm-up
+        # (online_gym.py --family heldback) keeps to the seven bulk settings.
+        for wl, bulk in (("held-rpc-verizon", "held-verizon"), ("held-video-commuter", "held-commuter")):
+            self.assertEqual(self.held[wl]["paths"], self.held[bulk]["paths"], wl)
+        self.assertEqual(self.held["held-video-commuter"]["ranges"], self.held["held-commuter"]["ranges"])
+        names = [os.path.basename(f)[: -len(".json")] for f in space.bulk_held_back_files()]
+        self.assertEqual(names, ["held-3path", "held-commuter", "held-congested", "held-hetero-2path",
+                                 "held-rtt-lossy", "held-verizon", "held-wifi-lte-drive"])
 
     def test_never_near_a_held_back_setting(self):
         sigs = {n: space.signature(h) for n, h in self.held.items()}
