@@ -17,6 +17,11 @@ trains (same update, γ, τ, lr, batch; a_{t-1} randomised as offline: see
 README). --learn-start N waits until the replay holds N transitions before
 the first update: 200 steps on the 30 transitions of one short first flow
 made the held-back family's EdAR-o copy 17-37% in the next flows (issue 33).
+
+The scheduler acts on, and the run writes, the target network θ' (--export
+target, the default; train.py says why): Algorithm 2 line 21 synchronises
+θ, whose decisions flip from one Adam step to the next. --export online
+keeps the paper's θ.
 """
 
 import argparse
@@ -94,6 +99,8 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--gamma", type=float, default=0.6)
     ap.add_argument("--tau", type=float, default=0.01)
+    ap.add_argument("--export", choices=("target", "online"), default="target",
+                    help="act on and write the target network θ' (default) or the online network θ (Algorithm 2 line 21)")
     ap.add_argument("--learn-start", type=int, default=0,
                     help="train only once the replay holds this many transitions (0: after every flow, as before)")
     a = ap.parse_args(argv)
@@ -131,7 +138,7 @@ def main(argv=None):
         n = np.ones(P, np.int32)
         for i, o in pending.items():
             conn[i], sub[i], n[i] = o["edar_conn"], o["edar_sub"], max(1, int(o["present"].sum()))
-        q = np.asarray(qf(params, conn, sub, n))
+        q = np.asarray(qf(target if a.export == "target" else params, conn, sub, n))
         acts = {}
         for i in pending:
             if not cur[i]["steps"]:
@@ -199,6 +206,9 @@ def main(argv=None):
         e.close()
     meta = {"edar.synthetic": "false", "edar.note": f"EdAR-o: online learning through mpqgym on the {a.family} family",
             "edar.online_flows": str(a.flows), "edar.online_steps_per_flow": str(a.steps)}
+    if a.export == "target":
+        params = target
+    meta["edar.export"] = a.export
     blob = edar_export.build(params, meta).SerializeToString()
     d = replay.d
     k = min(replay.size, 256)
@@ -207,7 +217,7 @@ def main(argv=None):
     with open(tmp, "wb") as f:
         f.write(blob)
     os.replace(tmp, a.out)
-    summary = {"family": a.family, "warmup_flows": a.flows, "steps_per_flow": a.steps, "learn_start": a.learn_start, "epsilon": a.epsilon,
+    summary = {"family": a.family, "warmup_flows": a.flows, "steps_per_flow": a.steps, "learn_start": a.learn_start, "epsilon": a.epsilon, "export": a.export,
                "decisions": decisions, "explored": explored, "redundant_decisions": round(redundant / max(1, decisions), 3),
                "replay": replay.size, "last_loss": losses[-1] if losses else None, "parity_max_abs": err,
                "seconds": round(time.time() - t0, 1)}

@@ -60,6 +60,35 @@ class TestEdar(unittest.TestCase):
         blob = edar_export.build(p).SerializeToString()
         self.assertLessEqual(edar_export.parity(blob, p, conn, sub, n), 1e-5)
 
+    def test_export_writes_the_target_network(self):
+        # Algorithm 1 line 20: "θ' ← τθ + (1 − τ)θ'". After one step from
+        # θ0 = θ'0, θ'1 − θ0 = τ(θ1 − θ0): the default export (θ') lies τ of
+        # the way from the initial network to the one --export online writes.
+        import contextlib
+        import io
+        import train
+        d = tempfile.mkdtemp()
+        rng = np.random.default_rng(1)
+        rec = np.zeros(200, edar_data.record_dtype(2))
+        rec["n"], rec["n2"] = 2, 2
+        rec["a"], rec["r"] = rng.integers(0, 2, 200), rng.normal(1, 1, 200)
+        rec["s"]["sub"] = rng.uniform(0, 1, rec["s"]["sub"].shape)
+        rec["s2"]["sub"] = rng.uniform(0, 1, rec["s2"]["sub"].shape)
+        write_file(os.path.join(d, "a.edar"), 2, rec)
+        flat = lambda p: np.concatenate([np.ravel(x) for x in jax.tree_util.tree_leaves(p)])  # noqa: E731
+        out = {}
+        for which in ("target", "online"):
+            path = os.path.join(d, which + ".onnx")
+            with contextlib.redirect_stdout(io.StringIO()):
+                train.main(["--transitions", d, "--out", path, "--steps", "1", "--seed", "5", "--export", which])
+            out[which] = flat(train.load_onnx_params(path))
+            meta = {p.key: p.value for p in edar_export.onnx.load(path).metadata_props}
+            self.assertEqual(meta["edar.export"], which)
+        init = flat(m.init(jax.random.PRNGKey(5)))
+        moved_online = np.linalg.norm(out["online"] - init)
+        self.assertGreater(moved_online, 0)
+        np.testing.assert_allclose(out["target"] - init, 0.01 * (out["online"] - init), atol=1e-6)
+
 
 if __name__ == "__main__":
     unittest.main()

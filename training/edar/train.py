@@ -9,6 +9,16 @@ of the transitions, exports ONNX (edar_export.py) and refuses the export if
 ONNX and JAX disagree by more than 1e-5 on the held-out states. Writes the
 training curve next to the model: <out>.curve.csv and, with matplotlib,
 <out>.curve.png.
+
+--export chooses the network written: "target" (the default) is the target
+network θ', the soft-updated average θ' ← τθ + (1−τ)θ of Algorithm 1 line
+20; "online" is θ, the network the paper's Algorithm 1 returns (line 21).
+Why θ': EdAR acts on the sign of Q(s, redundant) − Q(s, normal), which is
+close to 0 in many states, and θ after any one Adam step flips it in many
+of them. On 1,200 flows of the training space (docs/edar-generalisation.md,
+"Which network is exported"), θ's held-out redundant fraction over the last
+10,000 steps, read every 400, ranged 0.02-0.44 (sd 0.093); θ' ranged
+0.035-0.14 (sd 0.024). The curve records both.
 """
 
 import argparse
@@ -40,6 +50,8 @@ def main(argv=None):
     ap.add_argument("--randomize-prev-action", action="store_true",
                     help="offline data from fixed-policy flows: replace the a_{t-1} input of s and s' by a random bit "
                          "in every minibatch (see README)")
+    ap.add_argument("--export", choices=("target", "online"), default="target",
+                    help="write the target network θ' (default) or the online network θ (the paper's Algorithm 1)")
     ap.add_argument("--init", help="start from this ONNX model's weights (online learning)")
     ap.add_argument("--synthetic", action="store_true",
                     help="label the model as trained on synthetic transitions (not for use)")
@@ -92,9 +104,12 @@ def main(argv=None):
         acc_q += qm
         if step % every == 0:
             red = float(heldout_redundant(params, dev, hold_idx))
-            curve.append((step, float(acc_l) / every, float(acc_q) / every, red, time.time() - t_train))
+            red_t = float(heldout_redundant(target, dev, hold_idx))
+            curve.append((step, float(acc_l) / every, float(acc_q) / every, red, time.time() - t_train, red_t))
             acc_l = acc_q = 0.0
     train_s = time.time() - t_train
+    if a.export == "target":
+        params = target
     hq = np.asarray(m.q_values(params, d["s_conn"][hold], d["s_sub"][hold], d["n"][hold]))
     red = hq[:, 1] > hq[:, 0]
     prev = d["s_conn"][hold][:, 0]
@@ -112,6 +127,7 @@ def main(argv=None):
         "edar.steps": str(a.steps),
         "edar.seed": str(a.seed),
         "edar.params": str(m.count_params(params)),
+        "edar.export": a.export,
     }
     model = edar_export.build(params, meta)
     blob = model.SerializeToString()
@@ -124,7 +140,7 @@ def main(argv=None):
     write_curve(a.out, curve)
     write_golden(a.out, params, d, hold[:8])
     summary = {"heldout_redundant": round(float(red.mean()), 3), "heldout_redundant_by": by,
-               "randomize_prev_action": bool(rand_prev), "transitions": N, "steps": a.steps, "train_seconds": round(train_s, 2),
+               "randomize_prev_action": bool(rand_prev), "export": a.export, "transitions": N, "steps": a.steps, "train_seconds": round(train_s, 2),
                "total_seconds": round(time.time() - t_start, 2), "parity_max_abs": err,
                "params": m.count_params(params), "bytes": len(blob), "synthetic": a.synthetic}
     print(f"wrote {a.out} ({len(blob)} bytes, {summary['params']} params); "
@@ -163,7 +179,8 @@ def write_golden(out, params, d, idx):
 def write_curve(out, curve):
     """CSV always; PNG when matplotlib is importable."""
     with open(out + ".curve.csv", "w") as f:
-        f.write("step,loss,mean_q_sa,heldout_redundant_fraction,seconds\n")
+        # heldout_redundant_fraction is θ's, ..._target θ''s (--export).
+        f.write("step,loss,mean_q_sa,heldout_redundant_fraction,seconds,heldout_redundant_fraction_target\n")
         for row in curve:
             f.write(",".join(f"{v:.6g}" for v in row) + "\n")
     try:
@@ -178,7 +195,8 @@ def write_curve(out, curve):
     ax[0].semilogy(c[:, 0], c[:, 1])
     ax[0].set(xlabel="step", ylabel="TD loss (mean over window)", title="EdAR DQN training loss")
     ax[1].plot(c[:, 0], c[:, 2], label="mean Q(s,a)")
-    ax[1].plot(c[:, 0], c[:, 3], label="held-out redundant fraction")
+    ax[1].plot(c[:, 0], c[:, 3], label="held-out redundant fraction, θ")
+    ax[1].plot(c[:, 0], c[:, 5], label="held-out redundant fraction, θ' (target)")
     ax[1].set(xlabel="step")
     ax[1].legend()
     fig.tight_layout()
