@@ -21,7 +21,8 @@ made the held-back family's EdAR-o copy 17-37% in the next flows (issue 33).
 The scheduler acts on, and the run writes, the target network θ' (--export
 target, the default; train.py says why): Algorithm 2 line 21 synchronises
 θ, whose decisions flip from one Adam step to the next. --export online
-keeps the paper's θ.
+keeps the paper's θ. (train.py's default, the mean of θ' over the second
+half, has no counterpart here: the network acts after every flow.)
 """
 
 import argparse

@@ -60,9 +60,9 @@ class TestEdar(unittest.TestCase):
         blob = edar_export.build(p).SerializeToString()
         self.assertLessEqual(edar_export.parity(blob, p, conn, sub, n), 1e-5)
 
-    def test_export_writes_the_target_network(self):
+    def test_export_writes_the_averaged_target_network(self):
         # Algorithm 1 line 20: "θ' ← τθ + (1 − τ)θ'". After one step from
-        # θ0 = θ'0, θ'1 − θ0 = τ(θ1 − θ0): the default export (θ') lies τ of
+        # θ0 = θ'0, θ'1 − θ0 = τ(θ1 − θ0): --export target (θ') lies τ of
         # the way from the initial network to the one --export online writes.
         import contextlib
         import io
@@ -84,6 +84,15 @@ class TestEdar(unittest.TestCase):
             out[which] = flat(train.load_onnx_params(path))
             meta = {p.key: p.value for p in edar_export.onnx.load(path).metadata_props}
             self.assertEqual(meta["edar.export"], which)
+        # The default export is the mean of θ' over the second half of the
+        # steps: after 4 steps, (θ'_3 + θ'_4) / 2.
+        for steps, which in (("3", "target"), ("4", "target"), ("4", "average")):
+            path = os.path.join(d, f"{which}-{steps}.onnx")
+            with contextlib.redirect_stdout(io.StringIO()):
+                train.main(["--transitions", d, "--out", path, "--steps", steps, "--seed", "5", "--export", which])
+            out[f"{which}-{steps}"] = flat(train.load_onnx_params(path))
+        np.testing.assert_allclose(out["average-4"], (out["target-3"] + out["target-4"]) / 2, atol=1e-6)
+        self.assertGreater(np.linalg.norm(out["target-4"] - out["target-3"]), 1e-6)
         init = flat(m.init(jax.random.PRNGKey(5)))
         moved_online = np.linalg.norm(out["online"] - init)
         self.assertGreater(moved_online, 0)
