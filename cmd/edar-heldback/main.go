@@ -6,6 +6,7 @@
 //	DIR/<setting>/or/results.jsonl      minrtt with opportunistic reinjection
 //	DIR/<setting>/before/results.jsonl  edar with the model of a8db118
 //	DIR/<setting>/single-K/results.jsonl  minrtt on path K alone
+//	DIR/<setting>/adapt-K/results.jsonl   edar-o of adaptation K ≥ 2 (main's is 1)
 //
 //	edar-heldback -dir DIR > table.md
 //
@@ -13,7 +14,9 @@
 // pkg/report's: Welch's t-test on every pair of rows of a setting, Holm-
 // corrected at 5% (stats.Ties, stats.TieLetters), "a" the highest mean.
 // Copies are redundant bytes / bytes sent; stall is the run's longest time
-// without new in-order data (max_stall_s).
+// without new in-order data (max_stall_s). EdAR-o's row pools the runs of
+// every adaptation (each a fresh online learning by the same protocol), and
+// with more than one the targets are also counted for each on its own.
 //
 // A workload setting (its runs carry metrics.Result's RPC or Video) has
 // extra columns, mean ± 95% CI over seeds: for rpc, "request p99 loaded,
@@ -44,8 +47,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/mpqsched/mpqsched/pkg/metrics"
 	"github.com/mpqsched/mpqsched/pkg/report"
 	"github.com/mpqsched/mpqsched/pkg/stats"
 )
@@ -58,6 +63,7 @@ type row struct {
 	chunkP99, rebuffer     []float64 // per successful video run: chunk p99, s; rebuffering, s
 	failed                 int
 	tie                    string
+	adapt                  map[int]*row // edar-o only: the runs of each adaptation (1, 2, …)
 }
 
 // labels of the rows, in table order; "single" rows are folded into the
@@ -110,6 +116,14 @@ func write(w io.Writer, dir string) error {
 	return nil
 }
 
+// add appends the figures of one successful run to x.
+func (x *row) add(r metrics.Result) {
+	x.goodput = append(x.goodput, r.GoodputBps/1e6)
+	x.copies = append(x.copies, float64(r.RedundantBytes)/math.Max(float64(r.SentBytes), 1))
+	x.stall = append(x.stall, r.MaxStallSec)
+	x.addWorkload(r)
+}
+
 // load reads one setting's runs into rows keyed by label.
 func load(dir string) (map[string]*row, error) {
 	rows := map[string]*row{}
@@ -126,7 +140,7 @@ func load(dir string) (map[string]*row, error) {
 			return nil, err
 		}
 		for _, r := range runs {
-			label := r.Scheduler
+			label, adapt := r.Scheduler, 0
 			switch {
 			case sub.Name() == "or":
 				label = "minrtt+or"
@@ -134,6 +148,17 @@ func load(dir string) (map[string]*row, error) {
 				label = "edar@a8db118"
 			case strings.HasPrefix(sub.Name(), "single-"):
 				label = sub.Name()
+			case sub.Name() == "main" && label == "edar-o":
+				adapt = 1
+			case strings.HasPrefix(sub.Name(), "adapt-"):
+				// EdAR-o adapted again by the same protocol: its runs join
+				// the edar-o row, and the targets are also counted per
+				// adaptation.
+				k, err := strconv.Atoi(strings.TrimPrefix(sub.Name(), "adapt-"))
+				if err != nil || k < 2 {
+					return nil, fmt.Errorf("%s: want adapt-K with K >= 2", filepath.Join(dir, sub.Name()))
+				}
+				label, adapt = "edar-o", k
 			}
 			x := rows[label]
 			if x == nil {
@@ -144,10 +169,16 @@ func load(dir string) (map[string]*row, error) {
 				x.failed++
 				continue
 			}
-			x.goodput = append(x.goodput, r.GoodputBps/1e6)
-			x.copies = append(x.copies, float64(r.RedundantBytes)/math.Max(float64(r.SentBytes), 1))
-			x.stall = append(x.stall, r.MaxStallSec)
-			x.addWorkload(r)
+			x.add(r)
+			if adapt > 0 {
+				if x.adapt == nil {
+					x.adapt = map[int]*row{}
+				}
+				if x.adapt[adapt] == nil {
+					x.adapt[adapt] = &row{label: label}
+				}
+				x.adapt[adapt].add(r)
+			}
 		}
 	}
 	// The best single path: the single-K row with the highest mean goodput
@@ -183,6 +214,7 @@ type verdict struct {
 	edar, edarBefore, copiesBefore float64
 	copiesP                        float64
 	tieO, tieSingle, tieHeur       string
+	adaptO                         [][2]float64 // per EdAR-o adaptation (1, 2, …): mean goodput, Mbit/s, and copies
 
 	kind string // the setting's workload: "rpc", "video" or "" (bulk)
 	// rpc: EdAR-o's mean loaded request p99, s, the best heuristic's and
@@ -242,6 +274,10 @@ func table(w io.Writer, name string, rows map[string]*row) verdict {
 		return &row{}
 	}
 	v.edarO, v.copiesO, v.tieO = mean(get("edar-o").goodput), mean(get("edar-o").copies), get("edar-o").tie
+	for _, k := range slices.Sorted(maps.Keys(get("edar-o").adapt)) {
+		a := get("edar-o").adapt[k]
+		v.adaptO = append(v.adaptO, [2]float64{mean(a.goodput), mean(a.copies)})
+	}
 	v.edar, v.copiesP = mean(get("edar").goodput), mean(get("edar").copies)
 	v.edarBefore, v.copiesBefore = mean(get("edar@a8db118").goodput), mean(get("edar@a8db118").copies)
 	v.bestSingle, v.tieSingle = mean(get("best single path").goodput), get("best single path").tie
@@ -285,7 +321,48 @@ func summary(w io.Writer, vs []verdict) {
 	fmt.Fprintf(w, "\n- EdAR-o at or above the best single path: %d of %d settings by mean; %d of %d counting ties (a shared letter) as not below.\n", above, len(bulk), aboveOrTied, len(bulk))
 	fmt.Fprintf(w, "- EdAR-o within 5%% of the best heuristic's mean goodput: %d of %d settings (target: at least 80%%).\n", within, len(bulk))
 	fmt.Fprintf(w, "- EdAR-o copies at most 5%% where redundant is not the best heuristic: %d of %d such settings.\n", copiesOK, copiesN)
+	perAdaptation(w, bulk)
 	workloadSummary(w, vs)
+}
+
+// perAdaptation writes the EdAR-o targets counted for each adaptation on
+// its own, when the runs hold more than one (eval_heldback.sh's adapt-K):
+// the lines above count the edar-o row, all adaptations' runs pooled. It
+// writes nothing for a single adaptation.
+func perAdaptation(w io.Writer, bulk []verdict) {
+	n := 0
+	for _, v := range bulk {
+		n = max(n, len(v.adaptO))
+	}
+	if n < 2 {
+		return
+	}
+	above, within, copiesOK := make([]string, n), make([]string, n), make([]string, n)
+	for k := range n {
+		var a, wi, c, m, cn int
+		for _, v := range bulk {
+			if k >= len(v.adaptO) {
+				continue
+			}
+			m++
+			g, cp := v.adaptO[k][0], v.adaptO[k][1]
+			if g >= v.bestSingle {
+				a++
+			}
+			if g >= 0.95*v.bestHeur {
+				wi++
+			}
+			if !v.redundantBest {
+				cn++
+				if cp <= 0.05 {
+					c++
+				}
+			}
+		}
+		above[k], within[k], copiesOK[k] = fmt.Sprintf("%d of %d", a, m), fmt.Sprintf("%d of %d", wi, m), fmt.Sprintf("%d of %d", c, cn)
+	}
+	fmt.Fprintf(w, "- The edar-o rows pool %d adaptations of EdAR-p by the same protocol; each on its own (1, 2, …): at or above the best single path by mean %s; within 5%% of the best heuristic %s; copies at most 5%% %s.\n",
+		n, strings.Join(above, ", "), strings.Join(within, ", "), strings.Join(copiesOK, ", "))
 }
 
 func mean(xs []float64) float64 {

@@ -245,3 +245,49 @@ func TestCommittedTableUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptationsPooledAndCountedEach: edar-o runs of adapt-K join main's
+// edar-o row (adaptation 1), and the targets are also counted for each
+// adaptation on its own. Two bulk settings: adaptation 1 is within 5% of
+// minRTT and copies little on both, adaptation 2 on neither.
+func TestAdaptationsPooledAndCountedEach(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"held-a", "held-b"} {
+		s := filepath.Join(root, name)
+		var b bytes.Buffer
+		add := func(sched string, gs []float64, copies float64) {
+			for i, g := range gs {
+				json.NewEncoder(&b).Encode(map[string]any{"scheduler": sched, "seed": i + 1, "goodput_bps": g * 1e6,
+					"sent_bytes": 1e6, "redundant_bytes": copies * 1e6, "max_stall_s": 0.1})
+			}
+		}
+		add("minrtt", []float64{20, 20.2, 19.8}, 0)
+		add("edar-o", []float64{19.9, 20, 20.1}, 0.01)
+		if err := os.MkdirAll(filepath.Join(s, "main"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(s, "main", "results.jsonl"), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		writeRuns(t, filepath.Join(s, "adapt-2"), "edar-o", []float64{15, 15.1, 14.9}, 0.2)
+		writeRuns(t, filepath.Join(s, "single-0"), "minrtt", []float64{12, 12.1, 11.9}, 0)
+	}
+	var out bytes.Buffer
+	if err := write(&out, root); err != nil {
+		t.Fatal(err)
+	}
+	txt := out.String()
+	for _, want := range []string{
+		"| edar-o | 6/6 | 17.50 ± ",                              // both adaptations' runs in one row
+		"within 5% of the best heuristic's mean goodput: 0 of 2", // the pooled mean, 17.5 against 20
+		"pool 2 adaptations of EdAR-p by the same protocol; each on its own (1, 2, …): at or above the best single path by mean 2 of 2, 2 of 2; within 5% of the best heuristic 2 of 2, 0 of 2; copies at most 5% 2 of 2, 0 of 2.",
+	} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("output lacks %q:\n%s", want, txt)
+		}
+	}
+	writeRuns(t, filepath.Join(root, "held-a", "adapt-x"), "edar-o", []float64{1}, 0)
+	if err := write(&bytes.Buffer{}, root); err == nil {
+		t.Error("adapt-x was accepted")
+	}
+}
