@@ -3,6 +3,8 @@ package session
 import (
 	"fmt"
 	"time"
+
+	"github.com/mpqsched/mpqsched/sched"
 )
 
 // ptoFailed is the quic-go probe-timeout count that marks a path
@@ -158,7 +160,7 @@ func (s *Session) failLocked(p *path, now, since time.Time, why string) {
 	s.stats.pathFailures++
 	s.logf("session %x: path %d potentially failed (%s)", s.id[:4], p.id, why)
 	s.pathEventLocked(p, PathFailed)
-	s.stats.reinjected += s.reinjectLocked(p, now)
+	s.stats.reinjected += s.reinjectLocked(p, now, false)
 }
 
 // quicHoldsLocked reports whether quic-go still holds some of the segments
@@ -209,7 +211,8 @@ func (p *path) quicHoldsLocked(now time.Time, v *linkView) (held bool, decideAt 
 // about 0.45 s after it (video-handoff's session log).
 //
 // It runs once per batch of segments: again only after p took more
-// (p.bytesSent moved). Only for paths whose segments quic-go retransmits
+// (p.bytesSent moved). A stream pinned to p keeps its data on p, which is
+// live: its segments are not copied (they move when p fails). Only for paths whose segments quic-go retransmits
 // (a datagram path's losses are the session's own, dgdata.go), and only
 // while another live path can take the copies.
 //
@@ -236,13 +239,16 @@ func (s *Session) copyAtPTOLocked(p *path, now time.Time, pto uint32, ptoAt, nex
 		return next
 	}
 	p.copiedSent, p.ptoCopyAt = p.bytesSent, now
-	s.stats.ptoCopies += s.reinjectLocked(p, now)
+	s.stats.ptoCopies += s.reinjectLocked(p, now, true) // p is live: its pinned streams' data stays on it
 	return next
 }
 
 // reinjectLocked queues for retransmission every unacknowledged segment that
 // p carried and that no other live path carries, and returns how many.
-func (s *Session) reinjectLocked(p *path, now time.Time) (n uint64) {
+// With keepPins it leaves out the segments whose stream is pinned to p
+// (Stream.SetPathPreference with pin: "only on that path while it is
+// live"), for a p that is still live.
+func (s *Session) reinjectLocked(p *path, now time.Time, keepPins bool) (n uint64) {
 	bit := uint64(1) << uint(p.slot)
 	live := uint64(0)
 	for i, q := range s.slots {
@@ -252,6 +258,9 @@ func (s *Session) reinjectLocked(p *path, now time.Time) (n uint64) {
 	}
 	for _, g := range s.snd.segs {
 		if g.acked || g.inRetrans || g.sentOn&bit == 0 || g.sentOn&live != 0 {
+			continue
+		}
+		if keepPins && g.stream != nil && g.stream.prio.pref == sched.PinPath && g.stream.prio.path == p.id {
 			continue
 		}
 		g.inRetrans = true

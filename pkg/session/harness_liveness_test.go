@@ -277,3 +277,57 @@ func TestHarnessDarkPathDataCopiedAtPTO(t *testing.T) {
 		t.Fatal("no byte lost on the dark path was sent again in 2 s")
 	})
 }
+
+// TestHarnessPinnedDataNotCopiedAtPTO: a stream pinned to a path
+// (Stream.SetPathPreference with pin) sends "only on that path while it is
+// live". The copies made at a path's probe timeout (copyAtPTOLocked) are
+// sent while the path is still live, so the pinned stream's bytes stay off
+// the other path until the dark one fails; the scripted peer checks every
+// frame the live path carries.
+func TestHarnessPinnedDataNotCopiedAtPTO(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const live, dead = 0, 1
+		tc := newTestSession(t, nil, harnessLink(10*time.Millisecond), harnessLink(10*time.Millisecond))
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadID := tc.s.Paths()[dead]
+		st.SetPathPreference(deadID, true)
+		const n = 900000
+		go func() { st.Write(bytes.Repeat([]byte("z"), n)); st.Close() }()
+		acks := peerAcks{seen: map[uint64]bool{}}
+		var darkAt time.Time
+		sawPTO := false
+		for step := range 400 {
+			if step == 8 {
+				tc.paths[dead].link.SetDown(true)
+				darkAt = time.Now()
+			}
+			fs := tc.collect(5 * time.Millisecond)
+			acks.add(fs[live])
+			acks.add(fs[dead])
+			fails := tc.s.Stats().PathFailures
+			tc.s.mu.Lock()
+			for _, p := range tc.s.slots {
+				if p != nil && p.id == deadID && !p.ptoCopyAt.IsZero() {
+					sawPTO = true // copyAtPTOLocked ran for it
+				}
+			}
+			tc.s.mu.Unlock()
+			if data, _ := streamData(fs[live], st.ID()); len(data) > 0 && fails == 0 {
+				t.Fatalf("the pinned stream's bytes %d-%d went on the other path %v after the dark, while its path was live",
+					data[0].Off, data[0].Off+uint64(len(data[0].Data)), time.Since(darkAt))
+			}
+			if fails > 0 {
+				t.Logf("the dark path failed %v after the dark; none of the pinned stream's bytes went on the other path before", time.Since(darkAt))
+				if !sawPTO {
+					t.Error("the dark path failed before its first probe timeout: the test checks nothing")
+				}
+				return
+			}
+			tc.writeFrames(live, acks.ack())
+		}
+		t.Fatal("the dark path never failed in 2 s")
+	})
+}

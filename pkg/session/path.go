@@ -396,7 +396,7 @@ func (s *Session) pathGone(p *path, err error) {
 
 // removeLocked takes p out of the session and reinjects its data.
 func (s *Session) removeLocked(p *path, now time.Time) {
-	s.stats.reinjected += s.reinjectLocked(p, now)
+	s.stats.reinjected += s.reinjectLocked(p, now, false)
 	s.snd.pathRemoved(p.slot)
 	s.slots[p.slot] = nil
 	s.npaths--
