@@ -3,8 +3,6 @@ package session
 import (
 	"fmt"
 	"time"
-
-	"github.com/mpqsched/mpqsched/sched"
 )
 
 // ptoFailed is the quic-go probe-timeout count that marks a path
@@ -245,9 +243,8 @@ func (s *Session) copyAtPTOLocked(p *path, now time.Time, pto uint32, ptoAt, nex
 
 // reinjectLocked queues for retransmission every unacknowledged segment that
 // p carried and that no other live path carries, and returns how many.
-// With keepPins it leaves out the segments whose stream is pinned to p
-// (Stream.SetPathPreference with pin: "only on that path while it is
-// live"), for a p that is still live.
+// With keepPins it leaves out the segments whose stream is pinned to a
+// live path (pinnedLiveLocked), for a p that is still live.
 func (s *Session) reinjectLocked(p *path, now time.Time, keepPins bool) (n uint64) {
 	bit := uint64(1) << uint(p.slot)
 	live := uint64(0)
@@ -260,7 +257,7 @@ func (s *Session) reinjectLocked(p *path, now time.Time, keepPins bool) (n uint6
 		if g.acked || g.inRetrans || g.sentOn&bit == 0 || g.sentOn&live != 0 {
 			continue
 		}
-		if keepPins && g.stream != nil && g.stream.prio.pref == sched.PinPath && g.stream.prio.path == p.id {
+		if keepPins && s.pinnedLiveLocked(g) {
 			continue
 		}
 		g.inRetrans = true

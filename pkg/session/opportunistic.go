@@ -19,7 +19,8 @@ const maxOpportunistic = 16
 // the oldest unacknowledged segment up, each segment whose fastest carrier
 // is slower than the fastest path with room, and that is overdue on it,
 // goes again on that path, and its carriers are penalised; it stops at the
-// first segment it can neither skip nor rescue. A segment goes at most
+// first segment it can neither skip nor rescue. It skips the segments of a
+// stream pinned to a live path (pinnedLiveLocked). A segment goes at most
 // once on each path. It returns the copies sent, and when the segment it
 // stopped at becomes overdue (the zero time: none).
 //
@@ -60,8 +61,8 @@ func (s *Session) opportunisticLocked(now time.Time) (int, time.Time) {
 		if !g.sent {
 			break
 		}
-		if g.acked {
-			continue
+		if g.acked || s.pinnedLiveLocked(g) {
+			continue // a pinned stream's segment stays on its path while that is live
 		}
 		var carrier, due time.Duration // the fastest path that carries g, and its minimum RTT
 		for set := g.sentOn; set != 0; {

@@ -60,3 +60,44 @@ func TestOpportunisticWaitsForOverdue(t *testing.T) {
 	s.mu.Unlock()
 	sp.close()
 }
+
+// TestOpportunisticKeepsPinnedData: a segment of a stream pinned to the
+// slow path (Stream.SetPathPreference with pin: "only on that path while it
+// is live") is not sent again on the fast path, however overdue, and its
+// path is not penalised; once the slow path has failed it may go.
+func TestOpportunisticKeepsPinnedData(t *testing.T) {
+	sp := newScriptedPeer(t, &Config{OpportunisticReinjection: true})
+	s := sp.s
+	fast := sp.p
+	fast.tr.srtt, fast.tr.cwnd = 10*time.Millisecond, 100_000
+	fast.window.init()
+	slow := &path{id: 1, slot: 1, tr: &tracer{srtt: 100 * time.Millisecond, cwnd: 60_000}, notify: make(chan struct{}, 1)}
+	slow.window.init()
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+
+	s.mu.Lock()
+	s.slots[1], s.npaths = slow, 2
+	sn := &s.snd
+	st := &Stream{}
+	st.prio.path, st.prio.pref = slow.id, sched.PinPath
+	g := &segment{seq: 0, size: 1200, data: make([]byte, 1200), sent: true, sentOn: 1 << 1, sentAt: t0, stream: st}
+	sn.segs, sn.base, sn.nextSeq, sn.lowestUnsent, sn.inflightBytes = []*segment{g}, 0, 1, 1, 1200
+	sn.pend.Append(make([]byte, 100)) // framed, and held up by the peer's window
+	sn.pendOff, sn.peerLimit = 1200, 1200
+	sn.snap = append(sn.snap[:0],
+		sched.PathInfo{ID: 0, SmoothedRTT: 10 * time.Millisecond, MinRTT: 8 * time.Millisecond, CongestionWindow: 100_000, MSS: 1200},
+		sched.PathInfo{ID: 1, SmoothedRTT: 100 * time.Millisecond, MinRTT: 80 * time.Millisecond, CongestionWindow: 60_000, BytesInFlight: 1200, MSS: 1200})
+	sn.slots = append(sn.slots[:0], 0, 1)
+
+	if n, _ := s.opportunisticLocked(t0.Add(500 * time.Millisecond)); n != 0 || len(fast.queue) != 0 || slow.window.bytes != unlimited {
+		t.Errorf("pinned to the live slow path: %d copies (fast path queue %d), slow path window %v; want none, unpenalised",
+			n, len(fast.queue), slow.window.bytes)
+	}
+	slow.failed = true
+	if n, _ := s.opportunisticLocked(t0.Add(600 * time.Millisecond)); n != 1 || len(fast.queue) != 1 {
+		t.Errorf("its path failed: %d copies (fast path queue %d), want the segment on the fast path", n, len(fast.queue))
+	}
+	s.slots[1], s.npaths = nil, 1
+	s.mu.Unlock()
+	sp.close()
+}

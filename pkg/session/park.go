@@ -136,3 +136,23 @@ func (s *Session) undeferLocked(i, k int) {
 	st.prio.parked = false
 	s.streams.markReady(st)
 }
+
+// pinnedLiveLocked reports whether g's stream is pinned to a path
+// (Stream.SetPathPreference with pin: "only on that path while it is
+// live") that is present and not failed. Such a segment is not copied to
+// other paths, neither at a probe timeout (copyAtPTOLocked) nor by
+// opportunistic reinjection; it moves when its path fails. It applies to
+// the segment's first new record's stream, as the scheduler's preference
+// does. Session.mu is held.
+func (s *Session) pinnedLiveLocked(g *segment) bool {
+	st := g.stream
+	if st == nil || st.prio.pref != sched.PinPath {
+		return false
+	}
+	for _, p := range s.slots {
+		if p != nil && p.id == st.prio.path {
+			return !p.failed
+		}
+	}
+	return false
+}

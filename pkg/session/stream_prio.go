@@ -91,7 +91,9 @@ func (st *Stream) SetDeadlineHint(t time.Time) {
 // given ID (see Session.AddPath and Session.RemovePath): with pin, only on
 // that path while it is live (present and not potentially failed; the data
 // waits for its window, and so does the data framed after it, since the
-// connection byte stream is sent in order); without pin, on that path when
+// connection byte stream is sent in order; the session's own copies, at a
+// probe timeout or by opportunistic reinjection, leave it there too, and it
+// moves only when the path fails); without pin, on that path when
 // it can send now and on the others otherwise. The scheduler sees the
 // preference in sched.ConnInfo (PreferredPath, Preference); the default
 // scheduler, minRTT, honours it, others may not. It applies to segments
