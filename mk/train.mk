@@ -11,7 +11,7 @@
 #   make edar-eval                  EdAR-o's online learning through mpqgym and the
 #                                   whole evaluation against the heuristics →
 #                                   docs/edar-gym.md (training/edar/evaluate.sh)
-#   make train-test                 the trainer's unit tests (reader, export parity)
+#   make train-test                 the trainer's unit tests (reader, export parity, the report's pooling)
 #   make train-synthetic            prove the pipeline end to end on SYNTHETIC
 #                                   transitions (Go writes → Python trains →
 #                                   ONNX → Go loads it in gonet and ort, parity)
@@ -78,7 +78,7 @@ edar-eval: train-venv gym build
 	training/edar/evaluate.sh
 
 train-test: train-venv
-	cd training/edar && ../../$(EDAR_PY) -m unittest -v test_edar test_space
+	cd training/edar && ../../$(EDAR_PY) -m unittest -v test_edar test_space test_eval_report
 
 train-synthetic: train-venv onnxruntime
 	rm -rf $(EDAR_SYNTH_DIR)

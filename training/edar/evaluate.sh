@@ -36,6 +36,7 @@ declare -A SEEDS=([handoff]=5 [stable]=5 [settings]=5 [fig10]=3 [fig11]=3)
 # §VI) and gradient steps after each.
 declare -A FLOWS=([handoff]=${EDAR_ONLINE_FLOWS_HANDOFF:-12} [settings]=20 [fig10]=15 [fig11]=18)
 STEPS=${EDAR_ONLINE_STEPS:-200}
+ADAPT=${EDAR_EVAL_ADAPTATIONS:-3} # EdAR-o adaptations per family, pooled
 
 log() { printf '%s evaluate: %s\n' "$(date -u +%T)" "$*" >&2; }
 
@@ -54,8 +55,22 @@ if [ -z "${EDAR_EVAL_REPORT_ONLY:-}" ]; then
 			(cd training/edar && "../../$PY" online_gym.py --model "../../$MODEL" --out "../../$dir/model.onnx" \
 				--family "$fam" --flows "${FLOWS[$fam]}" --steps "$STEPS" 2>"../../$dir/online.log" | tail -1)
 		fi
+		# Adaptations 2..$ADAPT: fresh online learnings by the same protocol
+		# (one moves the model by more than the settings differ:
+		# docs/edar-generalisation.md); eval_report.py pools their greedy runs
+		# with the first's in the EdAR-o row.
+		for k in $(seq 2 "$ADAPT"); do
+			if [ -z "${adapted[$fam]:-}" ] && { [ ! -f "$dir-a$k/model.onnx" ] || [ -n "${EDAR_EVAL_READAPT:-}" ]; }; then
+				rm -rf "$dir-a$k"
+				mkdir -p "$dir-a$k"
+				log "$fam: EdAR-o adaptation $k of $ADAPT"
+				(cd training/edar && "../../$PY" online_gym.py --model "../../$MODEL" --out "../../$dir-a$k/model.onnx" \
+					--family "$fam" --flows "${FLOWS[$fam]}" --steps "$STEPS" 2>"../../$dir-a$k/online.log" | tail -1)
+			fi
+		done
 		adapted[$fam]=1
 		mkdir -p "$OUT/$exp"
+		rm -rf "$OUT/$exp"/adapt-*
 		cp "$dir/model.onnx.online.json" "$OUT/$exp/online.json"
 		log "$exp: $SCHEDS and minrtt+or, ${SEEDS[$exp]} seeds"
 		t0=$(date +%s)
@@ -66,6 +81,14 @@ if [ -z "${EDAR_EVAL_REPORT_ONLY:-}" ]; then
 		# shellcheck disable=SC2086
 		$BENCH run -schedulers minrtt -opportunistic on ${FLAGS[$exp]} -seed 1 -seeds "${SEEDS[$exp]}" \
 			-parallel "$PAR" -out "$OUT/$exp/or" -q -no-report >/dev/null || log "$exp: some minrtt+or runs failed"
+		for k in $(seq 2 "$ADAPT"); do
+			# shellcheck disable=SC2086
+			MPQ_EDAR_ONLINE_DIR=$dir-a$k MPQ_EDAR_EPSILON=0 $BENCH run -schedulers edar-o ${FLAGS[$exp]} -edar-model "$MODEL" \
+				-seed 1 -seeds "${SEEDS[$exp]}" -parallel "$PAR" -out "$OUT/$exp/adapt-$k" -q -no-report >/dev/null ||
+				log "$exp: some adaptation $k runs failed"
+			cp "$dir-a$k/model.onnx.online.json" "$OUT/$exp/adapt-$k/online.json"
+			rm -rf "$OUT/$exp/adapt-$k/edar-online" "$OUT/$exp/adapt-$k/matrix.json"
+		done
 		rm -rf "$OUT/$exp/edar-online"
 		printf '{"experiment":"%s","flags":"%s","seeds":%d,"wall_seconds":%d}\n' "$exp" "${FLAGS[$exp]}" "${SEEDS[$exp]}" \
 			"$(( $(date +%s) - t0 ))" >"$OUT/$exp/run.json"
