@@ -225,36 +225,21 @@ func TestHarnessLostResetSentAgain(t *testing.T) {
 // after the dark, with PathFailures already 1.
 func TestHarnessDarkPathDataCopiedAtPTO(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const live, dead = 0, 1
-		tc := newTestSession(t, nil, harnessLink(10*time.Millisecond), harnessLink(10*time.Millisecond))
-		st, err := tc.s.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		const n = 900000
-		go func() { st.Write(bytes.Repeat([]byte("z"), n)); st.Close() }()
-		acks := peerAcks{seen: map[uint64]bool{}}
+		u := newDarkPathUpload(t, false)
 		var got rangeset
-		var darkAt time.Time
 		var liveMax uint64 // the highest stream offset seen on the live path
-		for step := range 400 {
-			if step == 8 {
-				tc.paths[dead].link.SetDown(true)
-				darkAt = time.Now()
-			}
-			fs := tc.collect(5 * time.Millisecond)
-			acks.add(fs[live])
-			acks.add(fs[dead])
-			data, _ := streamData(fs[live], st.ID())
+		for range 400 {
+			fs := u.step()
+			data, _ := streamData(fs[darkLive], u.st.ID())
 			for _, d := range data {
 				lo, hi := d.Off, d.Off+uint64(len(d.Data))
 				// The framer takes a stream's bytes in order, so new data on
 				// the live path comes at rising offsets: bytes below what it
 				// already carried, not yet received, were framed for the
 				// dark path and are sent again.
-				if !darkAt.IsZero() && lo < liveMax && !covers(got, lo, hi) {
-					after := time.Since(darkAt)
-					fails := tc.s.Stats().PathFailures
+				if !u.darkAt.IsZero() && lo < liveMax && !covers(got, lo, hi) {
+					after := time.Since(u.darkAt)
+					fails := u.tc.s.Stats().PathFailures
 					t.Logf("bytes %d-%d sent again on the live path %v after the dark, path failures %d", lo, hi, after, fails)
 					if fails != 0 {
 						t.Errorf("the bytes went again only after the path failed (%d failures)", fails)
@@ -267,12 +252,12 @@ func TestHarnessDarkPathDataCopiedAtPTO(t *testing.T) {
 				liveMax = max(liveMax, hi)
 			}
 			for p := range fs {
-				d, _ := streamData(fs[p], st.ID())
+				d, _ := streamData(fs[p], u.st.ID())
 				for _, x := range d {
 					got.add(x.Off, x.Off+uint64(len(x.Data)))
 				}
 			}
-			tc.writeFrames(live, acks.ack())
+			u.ack()
 		}
 		t.Fatal("no byte lost on the dark path was sent again in 2 s")
 	})
@@ -286,48 +271,78 @@ func TestHarnessDarkPathDataCopiedAtPTO(t *testing.T) {
 // frame the live path carries.
 func TestHarnessPinnedDataNotCopiedAtPTO(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const live, dead = 0, 1
-		tc := newTestSession(t, nil, harnessLink(10*time.Millisecond), harnessLink(10*time.Millisecond))
-		st, err := tc.s.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		deadID := tc.s.Paths()[dead]
-		st.SetPathPreference(deadID, true)
-		const n = 900000
-		go func() { st.Write(bytes.Repeat([]byte("z"), n)); st.Close() }()
-		acks := peerAcks{seen: map[uint64]bool{}}
-		var darkAt time.Time
+		u := newDarkPathUpload(t, true)
+		deadID := u.tc.s.Paths()[darkDead]
 		sawPTO := false
-		for step := range 400 {
-			if step == 8 {
-				tc.paths[dead].link.SetDown(true)
-				darkAt = time.Now()
-			}
-			fs := tc.collect(5 * time.Millisecond)
-			acks.add(fs[live])
-			acks.add(fs[dead])
-			fails := tc.s.Stats().PathFailures
-			tc.s.mu.Lock()
-			for _, p := range tc.s.slots {
+		for range 400 {
+			fs := u.step()
+			fails := u.tc.s.Stats().PathFailures
+			u.tc.s.mu.Lock()
+			for _, p := range u.tc.s.slots {
 				if p != nil && p.id == deadID && !p.ptoCopyAt.IsZero() {
 					sawPTO = true // copyAtPTOLocked ran for it
 				}
 			}
-			tc.s.mu.Unlock()
-			if data, _ := streamData(fs[live], st.ID()); len(data) > 0 && fails == 0 {
+			u.tc.s.mu.Unlock()
+			if data, _ := streamData(fs[darkLive], u.st.ID()); len(data) > 0 && fails == 0 {
 				t.Fatalf("the pinned stream's bytes %d-%d went on the other path %v after the dark, while its path was live",
-					data[0].Off, data[0].Off+uint64(len(data[0].Data)), time.Since(darkAt))
+					data[0].Off, data[0].Off+uint64(len(data[0].Data)), time.Since(u.darkAt))
 			}
 			if fails > 0 {
-				t.Logf("the dark path failed %v after the dark; none of the pinned stream's bytes went on the other path before", time.Since(darkAt))
+				t.Logf("the dark path failed %v after the dark; none of the pinned stream's bytes went on the other path before", time.Since(u.darkAt))
 				if !sawPTO {
 					t.Error("the dark path failed before its first probe timeout: the test checks nothing")
 				}
 				return
 			}
-			tc.writeFrames(live, acks.ack())
+			u.ack()
 		}
 		t.Fatal("the dark path never failed in 2 s")
 	})
 }
+
+// The paths of darkPathUpload: darkDead goes dark, darkLive stays.
+const darkLive, darkDead = 0, 1
+
+// darkPathUpload is the run of the dark-path tests: a 900,000-byte upload
+// on one stream over two 10 ms paths to a scripted peer, path darkDead
+// dark from the 8th step of 5 ms on, and every segment the peer sees on
+// either path acknowledged on darkLive.
+type darkPathUpload struct {
+	tc     *testSession
+	st     *Stream
+	acks   peerAcks
+	steps  int
+	darkAt time.Time // when darkDead went dark (zero: not yet)
+}
+
+// newDarkPathUpload starts the upload, its stream pinned to darkDead if pin.
+func newDarkPathUpload(t *testing.T, pin bool) *darkPathUpload {
+	tc := newTestSession(t, nil, harnessLink(10*time.Millisecond), harnessLink(10*time.Millisecond))
+	st, err := tc.s.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pin {
+		st.SetPathPreference(tc.s.Paths()[darkDead], true)
+	}
+	go func() { st.Write(bytes.Repeat([]byte("z"), 900000)); st.Close() }()
+	return &darkPathUpload{tc: tc, st: st, acks: peerAcks{seen: map[uint64]bool{}}}
+}
+
+// step darkens darkDead at the 8th call, collects the frames each path
+// carries for 5 ms and notes their segments for the next Ack.
+func (u *darkPathUpload) step() [][]frame {
+	if u.steps == 8 {
+		u.tc.paths[darkDead].link.SetDown(true)
+		u.darkAt = time.Now()
+	}
+	u.steps++
+	fs := u.tc.collect(5 * time.Millisecond)
+	u.acks.add(fs[darkLive])
+	u.acks.add(fs[darkDead])
+	return fs
+}
+
+// ack acknowledges on darkLive every segment seen so far.
+func (u *darkPathUpload) ack() { u.tc.writeFrames(darkLive, u.acks.ack()) }

@@ -17,26 +17,8 @@ import (
 // due at 80 ms; at 80 ms the copy goes on the fast path and the slow path's
 // window halves to 30,000 bytes.
 func TestOpportunisticWaitsForOverdue(t *testing.T) {
-	sp := newScriptedPeer(t, &Config{OpportunisticReinjection: true})
+	sp, fast, slow, g, t0 := newBlockedBySlowPath(t, nil)
 	s := sp.s
-	fast := sp.p
-	fast.tr.srtt, fast.tr.cwnd = 10*time.Millisecond, 100_000
-	fast.window.init()
-	slow := &path{id: 1, slot: 1, tr: &tracer{srtt: 100 * time.Millisecond, cwnd: 60_000}, notify: make(chan struct{}, 1)}
-	slow.window.init()
-	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-
-	s.mu.Lock()
-	s.slots[1], s.npaths = slow, 2
-	sn := &s.snd
-	g := &segment{seq: 0, size: 1200, data: make([]byte, 1200), sent: true, sentOn: 1 << 1, sentAt: t0}
-	sn.segs, sn.base, sn.nextSeq, sn.lowestUnsent, sn.inflightBytes = []*segment{g}, 0, 1, 1, 1200
-	sn.pend.Append(make([]byte, 100)) // framed, and held up by the peer's window:
-	sn.pendOff, sn.peerLimit = 1200, 1200
-	sn.snap = append(sn.snap[:0],
-		sched.PathInfo{ID: 0, SmoothedRTT: 10 * time.Millisecond, MinRTT: 8 * time.Millisecond, CongestionWindow: 100_000, MSS: 1200},
-		sched.PathInfo{ID: 1, SmoothedRTT: 100 * time.Millisecond, MinRTT: 80 * time.Millisecond, CongestionWindow: 60_000, BytesInFlight: 1200, MSS: 1200})
-	sn.slots = append(sn.slots[:0], 0, 1)
 
 	n, next := s.opportunisticLocked(t0.Add(50 * time.Millisecond))
 	if n != 0 || !next.Equal(t0.Add(80*time.Millisecond)) || len(fast.queue) != 0 {
@@ -56,8 +38,43 @@ func TestOpportunisticWaitsForOverdue(t *testing.T) {
 	if n, _ := s.opportunisticLocked(t0.Add(90 * time.Millisecond)); n != 0 {
 		t.Errorf("at 90 ms: %d more copies", n)
 	}
-	s.slots[1], s.npaths = nil, 1
-	s.mu.Unlock()
+	closeBlockedBySlowPath(sp)
+}
+
+// newBlockedBySlowPath sets up the opportunistic tests: a scripted peer's
+// session with a fast path (10 ms) and a slow one (100 ms, slot 1), one
+// segment g of stream st (nil: none) sent on the slow path at t0, and
+// framed data held up by the peer's window. It returns with s.mu held;
+// closeBlockedBySlowPath undoes it.
+func newBlockedBySlowPath(t *testing.T, st *Stream) (sp *scriptedPeer, fast, slow *path, g *segment, t0 time.Time) {
+	sp = newScriptedPeer(t, &Config{OpportunisticReinjection: true})
+	s := sp.s
+	fast = sp.p
+	fast.tr.srtt, fast.tr.cwnd = 10*time.Millisecond, 100_000
+	fast.window.init()
+	slow = &path{id: 1, slot: 1, tr: &tracer{srtt: 100 * time.Millisecond, cwnd: 60_000}, notify: make(chan struct{}, 1)}
+	slow.window.init()
+	t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+	s.mu.Lock()
+	s.slots[1], s.npaths = slow, 2
+	sn := &s.snd
+	g = &segment{seq: 0, size: 1200, data: make([]byte, 1200), sent: true, sentOn: 1 << 1, sentAt: t0, stream: st}
+	sn.segs, sn.base, sn.nextSeq, sn.lowestUnsent, sn.inflightBytes = []*segment{g}, 0, 1, 1, 1200
+	sn.pend.Append(make([]byte, 100)) // framed, and held up by the peer's window:
+	sn.pendOff, sn.peerLimit = 1200, 1200
+	sn.snap = append(sn.snap[:0],
+		sched.PathInfo{ID: 0, SmoothedRTT: 10 * time.Millisecond, MinRTT: 8 * time.Millisecond, CongestionWindow: 100_000, MSS: 1200},
+		sched.PathInfo{ID: 1, SmoothedRTT: 100 * time.Millisecond, MinRTT: 80 * time.Millisecond, CongestionWindow: 60_000, BytesInFlight: 1200, MSS: 1200})
+	sn.slots = append(sn.slots[:0], 0, 1)
+	return sp, fast, slow, g, t0
+}
+
+// closeBlockedBySlowPath removes the slow path, releases s.mu and closes
+// the scripted peer.
+func closeBlockedBySlowPath(sp *scriptedPeer) {
+	sp.s.slots[1], sp.s.npaths = nil, 1
+	sp.s.mu.Unlock()
 	sp.close()
 }
 
@@ -66,28 +83,10 @@ func TestOpportunisticWaitsForOverdue(t *testing.T) {
 // is live") is not sent again on the fast path, however overdue, and its
 // path is not penalised; once the slow path has failed it may go.
 func TestOpportunisticKeepsPinnedData(t *testing.T) {
-	sp := newScriptedPeer(t, &Config{OpportunisticReinjection: true})
-	s := sp.s
-	fast := sp.p
-	fast.tr.srtt, fast.tr.cwnd = 10*time.Millisecond, 100_000
-	fast.window.init()
-	slow := &path{id: 1, slot: 1, tr: &tracer{srtt: 100 * time.Millisecond, cwnd: 60_000}, notify: make(chan struct{}, 1)}
-	slow.window.init()
-	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-
-	s.mu.Lock()
-	s.slots[1], s.npaths = slow, 2
-	sn := &s.snd
 	st := &Stream{}
-	st.prio.path, st.prio.pref = slow.id, sched.PinPath
-	g := &segment{seq: 0, size: 1200, data: make([]byte, 1200), sent: true, sentOn: 1 << 1, sentAt: t0, stream: st}
-	sn.segs, sn.base, sn.nextSeq, sn.lowestUnsent, sn.inflightBytes = []*segment{g}, 0, 1, 1, 1200
-	sn.pend.Append(make([]byte, 100)) // framed, and held up by the peer's window
-	sn.pendOff, sn.peerLimit = 1200, 1200
-	sn.snap = append(sn.snap[:0],
-		sched.PathInfo{ID: 0, SmoothedRTT: 10 * time.Millisecond, MinRTT: 8 * time.Millisecond, CongestionWindow: 100_000, MSS: 1200},
-		sched.PathInfo{ID: 1, SmoothedRTT: 100 * time.Millisecond, MinRTT: 80 * time.Millisecond, CongestionWindow: 60_000, BytesInFlight: 1200, MSS: 1200})
-	sn.slots = append(sn.slots[:0], 0, 1)
+	st.prio.path, st.prio.pref = 1, sched.PinPath // the slow path
+	sp, fast, slow, _, t0 := newBlockedBySlowPath(t, st)
+	s := sp.s
 
 	if n, _ := s.opportunisticLocked(t0.Add(500 * time.Millisecond)); n != 0 || len(fast.queue) != 0 || slow.window.bytes != unlimited {
 		t.Errorf("pinned to the live slow path: %d copies (fast path queue %d), slow path window %v; want none, unpenalised",
@@ -97,7 +96,5 @@ func TestOpportunisticKeepsPinnedData(t *testing.T) {
 	if n, _ := s.opportunisticLocked(t0.Add(600 * time.Millisecond)); n != 1 || len(fast.queue) != 1 {
 		t.Errorf("its path failed: %d copies (fast path queue %d), want the segment on the fast path", n, len(fast.queue))
 	}
-	s.slots[1], s.npaths = nil, 1
-	s.mu.Unlock()
-	sp.close()
+	closeBlockedBySlowPath(sp)
 }

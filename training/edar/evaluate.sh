@@ -48,24 +48,19 @@ if [ -z "${EDAR_EVAL_REPORT_ONLY:-}" ]; then
 	for exp in $ONLY; do
 		fam=${FAMILY[$exp]}
 		dir=$ONLINE/$fam
-		if [ -z "${adapted[$fam]:-}" ] && { [ ! -f "$dir/model.onnx" ] || [ -n "${EDAR_EVAL_READAPT:-}" ]; }; then
-			rm -rf "$dir"
-			mkdir -p "$dir"
-			log "$fam: EdAR-o online learning through mpqgym, ${FLOWS[$fam]} warm-up flows, $STEPS steps after each"
-			(cd training/edar && "../../$PY" online_gym.py --model "../../$MODEL" --out "../../$dir/model.onnx" \
-				--family "$fam" --flows "${FLOWS[$fam]}" --steps "$STEPS" 2>"../../$dir/online.log" | tail -1)
-		fi
-		# Adaptations 2..$ADAPT: fresh online learnings by the same protocol
-		# (one moves the model by more than the settings differ:
-		# docs/edar-generalisation.md); eval_report.py pools their greedy runs
-		# with the first's in the EdAR-o row.
-		for k in $(seq 2 "$ADAPT"); do
-			if [ -z "${adapted[$fam]:-}" ] && { [ ! -f "$dir-a$k/model.onnx" ] || [ -n "${EDAR_EVAL_READAPT:-}" ]; }; then
-				rm -rf "$dir-a$k"
-				mkdir -p "$dir-a$k"
-				log "$fam: EdAR-o adaptation $k of $ADAPT"
-				(cd training/edar && "../../$PY" online_gym.py --model "../../$MODEL" --out "../../$dir-a$k/model.onnx" \
-					--family "$fam" --flows "${FLOWS[$fam]}" --steps "$STEPS" 2>"../../$dir-a$k/online.log" | tail -1)
+		# Adaptation 1 in $dir, K >= 2 in $dir-aK: fresh online learnings by
+		# the same protocol (one moves the model by more than the settings
+		# differ: docs/edar-generalisation.md); eval_report.py pools their
+		# greedy runs in the EdAR-o row.
+		for k in $(seq 1 "$ADAPT"); do
+			d=$dir
+			[ "$k" = 1 ] || d=$dir-a$k
+			if [ -z "${adapted[$fam]:-}" ] && { [ ! -f "$d/model.onnx" ] || [ -n "${EDAR_EVAL_READAPT:-}" ]; }; then
+				rm -rf "$d"
+				mkdir -p "$d"
+				log "$fam: EdAR-o online learning through mpqgym (adaptation $k of $ADAPT), ${FLOWS[$fam]} warm-up flows, $STEPS steps after each"
+				(cd training/edar && "../../$PY" online_gym.py --model "../../$MODEL" --out "../../$d/model.onnx" \
+					--family "$fam" --flows "${FLOWS[$fam]}" --steps "$STEPS" 2>"../../$d/online.log" | tail -1)
 			fi
 		done
 		adapted[$fam]=1
