@@ -19,6 +19,11 @@ type byteQueue struct {
 	// little and gives the last chunk back once empty: for stream buffers,
 	// which are many and mostly idle.
 	sparse bool
+	// segChunks (with recycle) makes every chunk a segment buffer of the
+	// pool class for segChunks bytes (getSegBuf), so that takeFront can hand
+	// a chunk that holds one whole segment to that segment without a copy:
+	// for the sender's pend, whose one-segment fills land in one chunk.
+	segChunks int
 }
 
 // chunkPool holds recycled chunks of chunkSize bytes, as array pointers so
@@ -37,6 +42,8 @@ const smallChunk = 1 << 10
 // newChunk returns an empty chunk for at least n bytes.
 func (q *byteQueue) newChunk(n int) []byte {
 	switch {
+	case q.segChunks > 0 && q.recycle:
+		return getSegBuf(q.segChunks)
 	case q.sparse && q.recycle && q.n <= smallChunk: // q.n counts the n bytes being appended
 		return smallPool.Get().(*[smallChunk]byte)[:0]
 	case q.recycle && n <= chunkSize:
@@ -47,7 +54,9 @@ func (q *byteQueue) newChunk(n int) []byte {
 
 // dropFront removes the consumed first chunk, recycling it if allowed.
 func (q *byteQueue) dropFront() {
-	if c := q.chunks[0]; q.recycle {
+	if c := q.chunks[0]; q.recycle && q.segChunks > 0 {
+		putSegBuf(c)
+	} else if q.recycle {
 		switch cap(c) {
 		case chunkSize:
 			chunkPool.Put((*[chunkSize]byte)(c[:chunkSize]))
@@ -157,6 +166,23 @@ func (q *byteQueue) moveTo(dst *byteQueue, n int) int {
 	}
 	q.releaseIfEmpty()
 	return moved
+}
+
+// takeFront consumes the first n bytes and returns them without a copy if
+// they are exactly the first chunk, a segment buffer (segChunks), whose
+// ownership passes to the caller (who gives it back with putSegBuf);
+// otherwise it returns nil and consumes nothing.
+func (q *byteQueue) takeFront(n int) []byte {
+	if q.segChunks == 0 || !q.recycle || len(q.chunks) == 0 || q.head != 0 || len(q.chunks[0]) != n || n == 0 {
+		return nil
+	}
+	if c := cap(q.chunks[0]); c != segBufCap && c != segBufCapLarge {
+		return nil // a larger segment's chunk is not pooled: copy as before
+	}
+	c := q.chunks[0]
+	q.chunks = slices.Delete(q.chunks, 0, 1)
+	q.n -= n
+	return c
 }
 
 // reset empties the queue, recycling its chunks if allowed.

@@ -19,3 +19,16 @@ func (m *sessionMutex) Lock() {
 	m.n.Add(1)
 	m.Mutex.Lock()
 }
+
+// copied counts the payload bytes the session's own code copies, per
+// direction (lockcount builds only; TestCopiesPerByte reads it): out is
+// what a sender copies between Stream.Write and quic-go, in what a
+// receiver copies between quic-go's Read and Stream.Read. quic-go's own
+// copies are not counted. Safe for concurrent use.
+var copied struct{ out, in atomic.Uint64 }
+
+// countCopyOut notes n payload bytes copied on the send side.
+func countCopyOut(n int) { copied.out.Add(uint64(n)) }
+
+// countCopyIn notes n payload bytes copied on the receive side.
+func countCopyIn(n int) { copied.in.Add(uint64(n)) }

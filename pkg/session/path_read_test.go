@@ -77,17 +77,25 @@ func TestReadSegments(t *testing.T) {
 }
 
 // A malformed frame, whole in the buffer or not, stops the loop with a
-// protocol error.
+// protocol error; so does a stream that ends inside a frame.
 func TestReadSegmentsMalformed(t *testing.T) {
-	for _, maxRead := range []int{1, 64 << 10} {
-		sp := newScriptedPeer(t, nil)
-		bad := append(wire.AppendSegmentHeader(nil, 0, 0, 3), 1, 2, 3)
-		bad = append(bad, wire.TypeAck, 0, 0)
-		sp.p.in = bufio.NewReader(&chunkReader{b: bad, rng: rand.New(rand.NewPCG(1, 1)), max: maxRead})
-		_, err := sp.s.readSegments(sp.p)
-		if !errors.Is(err, wire.ErrMalformed) {
-			t.Errorf("reads of ≤ %d bytes: err = %v, want a malformed frame", maxRead, err)
+	for _, truncated := range []bool{false, true} {
+		for _, maxRead := range []int{1, 64 << 10} {
+			sp := newScriptedPeer(t, nil)
+			sp.s.rcv.limit = sp.s.rcv.currentLimit()
+			sp.data(0, []byte("hello"))
+			g := sp.cut(1500)
+			good := append(wire.AppendSegmentHeader(nil, g.Seq, g.Offset, len(g.Payload)), g.Payload...)
+			bad := append(append([]byte(nil), good...), wire.TypeAck, 0, 0)
+			if truncated {
+				bad = good[:len(good)-1]
+			}
+			sp.p.in = bufio.NewReader(&chunkReader{b: bad, rng: rand.New(rand.NewPCG(1, 1)), max: maxRead})
+			_, err := sp.s.readSegments(sp.p)
+			if !errors.Is(err, wire.ErrMalformed) {
+				t.Errorf("truncated %v, reads of ≤ %d bytes: err = %v, want a malformed frame", truncated, maxRead, err)
+			}
+			sp.close()
 		}
-		sp.close()
 	}
 }

@@ -151,6 +151,7 @@ func (s *Session) writeLoop(p *path) {
 			}
 			buf = wire.AppendSegmentHeader(buf, seg.seq, seg.off, len(seg.data))
 			buf = append(buf, seg.data...)
+			countCopyOut(len(seg.data))
 			if p.dg != nil {
 				ends = append(ends, len(buf))
 			}

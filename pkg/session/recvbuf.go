@@ -90,6 +90,46 @@ func (b *recvBuf) write(off uint64, p []byte, fin bool) (stored uint64, err erro
 	return stored, nil
 }
 
+// writeTo is write for a frame that may go straight into dst, the slice of a
+// Read waiting on an empty buffer: when the buffer holds nothing and the
+// frame covers the next offset to read, up to len(dst) of its bytes from
+// there are copied into dst and count as read (toDst), with no copy into
+// the blocks; the rest is stored as write stores it. Issue 30, what to
+// build, item 4: "The receive side copies once, from the QUIC payload into
+// the stream's reassembly buffer, or straight into Read's slice."
+func (b *recvBuf) writeTo(off uint64, p []byte, fin bool, dst []byte) (toDst int, stored uint64, err error) {
+	end := off + uint64(len(p))
+	if b.n > 0 || len(dst) == 0 || off > b.read || end <= b.read {
+		stored, err = b.write(off, p, fin)
+		return 0, stored, err
+	}
+	// Checked as write checks, before anything moves.
+	switch {
+	case end > b.limit:
+		return 0, 0, fmt.Errorf("%w: %d bytes past the stream's limit %d", errFlowControl, end-b.limit, b.limit)
+	case b.finKnown && end > b.final, b.finKnown && fin && end != b.final:
+		return 0, 0, fmt.Errorf("%w: data to offset %d, final size %d", errFinalSize, end, b.final)
+	case fin && end < b.highest:
+		return 0, 0, fmt.Errorf("%w: final size %d below offset %d already received", errFinalSize, end, b.highest)
+	}
+	toDst = copy(dst, p[b.read-off:])
+	countCopyIn(toDst)
+	// Nothing is held: the blocks hold only bytes already read. Drop them
+	// and start the blocks at the new read offset.
+	for i, blk := range b.blocks {
+		if blk != nil {
+			putBlock(blk)
+		}
+		b.blocks[i] = nil
+	}
+	b.blocks = b.blocks[:0]
+	b.read += uint64(toDst)
+	b.base = b.read - b.read%bufBlock
+	b.have.removeBelow(b.read)
+	stored, err = b.write(off, p, fin) // the rest, and the FIN; cannot fail now
+	return toDst, stored, err
+}
+
 // setFinal records the final size a RESET_STREAM gave (RFC 9000 §4.5),
 // checked against what arrived and the limit.
 func (b *recvBuf) setFinal(size uint64) error {
@@ -124,6 +164,7 @@ func (b *recvBuf) copyIn(off uint64, p []byte) {
 		}
 		o := int((off - b.base) % bufBlock)
 		n := copy(b.blocks[i][o:], p)
+		countCopyIn(n)
 		p, off = p[n:], off+uint64(n)
 	}
 }
@@ -149,6 +190,7 @@ func (b *recvBuf) Read(p []byte) int {
 	for done < n {
 		o := int((b.read - b.base) % bufBlock)
 		k := copy(p[done:n], b.blocks[0][o:])
+		countCopyIn(k)
 		done += k
 		b.read += uint64(k)
 		if o+k == bufBlock { // the block is used up

@@ -15,7 +15,13 @@ import (
 // deliver stream data to an application as an ordered byte stream" and
 // "An endpoint could receive data for a stream at the same stream offset
 // multiple times."
+//
+// In half the seeds, most frames bring the first missing bytes, and a read
+// that leaves nothing readable is followed by one that waits, its slice given to writeTo (a Read waiting on an
+// empty buffer): a frame that brings the next bytes while nothing is held
+// fills it without storing them.
 func TestRecvBufModel(t *testing.T) {
+	directSeeds := 0
 	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		size := 1 + rng.IntN(60_000)
@@ -27,12 +33,17 @@ func TestRecvBufModel(t *testing.T) {
 		b := newRecvBuf(window)
 		var got []byte
 		var highest uint64
-		sent := 0 // frames are drawn from [0, sent+window) as flow control allows
+		sent := 0       // frames are drawn from [0, sent+window) as flow control allows
+		var wait []byte // the slice of a waiting read (direct seeds)
+		direct, directBytes := seed%2 == 0, 0
 		for len(got) < size {
 			switch rng.IntN(3) {
 			case 0, 1:
 				limit := min(uint64(size), b.limit)
 				off := uint64(rng.IntN(int(limit)))
+				if next := b.read + b.readable(); direct && rng.IntN(4) > 0 && next < limit {
+					off = next // the first missing byte, as most frames arrive in order
+				}
 				n := uint64(rng.IntN(3000))
 				end := min(off+n, limit)
 				fin := end == uint64(size)
@@ -40,7 +51,19 @@ func TestRecvBufModel(t *testing.T) {
 					continue
 				}
 				held := b.held()
-				stored, err := b.write(off, src[off:end], fin)
+				var toDst int
+				var stored uint64
+				var err error
+				if wait != nil {
+					toDst, stored, err = b.writeTo(off, src[off:end], fin, wait)
+				} else {
+					stored, err = b.write(off, src[off:end], fin)
+				}
+				if toDst > 0 {
+					got = append(got, wait[:toDst]...)
+					wait, directBytes = nil, directBytes+toDst
+					b.limit = b.read + window
+				}
 				if err != nil {
 					t.Fatalf("seed %d: write [%d,%d) fin %v: %v", seed, off, end, fin, err)
 				}
@@ -54,7 +77,19 @@ func TestRecvBufModel(t *testing.T) {
 				sent++
 			case 2:
 				p := make([]byte, rng.IntN(5000))
+				if direct {
+					p = make([]byte, rng.IntN(20000)) // a reader that keeps up
+				}
+				if wait != nil {
+					if b.readable() == 0 {
+						continue // the reader waits for a frame
+					}
+					p, wait = wait, nil // woken: bytes were stored, not handed over
+				}
 				n := b.Read(p)
+				if direct && b.readable() == 0 {
+					wait = make([]byte, 1+rng.IntN(5000)) // the next read waits
+				}
 				got = append(got, p[:n]...)
 				b.limit = b.read + window // the application consumed: credit again
 			}
@@ -68,6 +103,12 @@ func TestRecvBufModel(t *testing.T) {
 		if !b.eof() {
 			t.Errorf("seed %d: all %d bytes read but no EOF", seed, size)
 		}
+		if directBytes > 0 {
+			directSeeds++
+		}
+	}
+	if directSeeds < 15 {
+		t.Errorf("frames went straight into a waiting read in %d of 20 seeds, want at least 15", directSeeds)
 	}
 }
 

@@ -90,7 +90,10 @@ func (sn *sender) newSegment() *segment {
 
 func (sn *sender) init(cfg Config) {
 	sn.segSize = uint64(cfg.SegmentSize)
-	sn.pend.recycle = true // segments copy their bytes out (into pooled buffers)
+	sn.pend.recycle = true // segments take their bytes out (pooled segment buffers)
+	if sn.segSize <= segBufCapLarge {
+		sn.pend.segChunks = int(sn.segSize) // larger segments' buffers are not pooled: 64 KiB chunks, copied out
+	}
 	sn.bufCap = cfg.SendBuffer
 	sn.peerLimit = InitialWindow // until the peer's first Ack
 	sn.peerAnnounced = InitialWindow
@@ -192,8 +195,13 @@ func (sn *sender) cut() *segment {
 	}
 	n -= sn.pendOff
 	g := sn.newSegment()
-	*g = segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: getSegBuf(int(n))[:n], stream: sn.marks.take(sn.pendOff + n)}
-	sn.pend.Read(g.data)
+	data := sn.pend.takeFront(int(n)) // a one-segment fill: its chunk becomes the segment, no copy
+	if data == nil {
+		data = getSegBuf(int(n))[:n]
+		sn.pend.Read(data)
+		countCopyOut(int(n))
+	}
+	*g = segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: data, stream: sn.marks.take(sn.pendOff + n)}
 	sn.pendOff += n
 	sn.nextSeq++
 	sn.segs = append(sn.segs, g)

@@ -104,11 +104,23 @@ func (st *Stream) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &st.recv
+	mine := false // p is r.direct: the next in-order frame may fill it
+	defer func() {
+		if mine {
+			r.direct, r.directN = nil, 0
+		}
+	}()
 	for r.buf.readable() == 0 && r.err == nil && !r.buf.eof() && !s.closed {
 		if !r.deadline.IsZero() && !s.now().Before(r.deadline) {
 			return 0, os.ErrDeadlineExceeded
 		}
+		if r.direct == nil && r.directN == 0 && len(p) > 0 {
+			r.direct, mine = p, true
+		}
 		st.rcond.Wait()
+		if mine && r.directN > 0 {
+			return r.directN, nil // read and credited by the frame (frameSink.StreamFrame)
+		}
 	}
 	switch {
 	case r.buf.readable() > 0 && r.err == nil:

@@ -26,6 +26,14 @@ type streamRecv struct {
 	stopCode  uint64 // STOP_SENDING code to send
 	deadline  time.Time
 	timer     *time.Timer
+
+	// direct is the slice of the Read waiting on an empty buffer (the first
+	// one, if several wait), which the next in-order frame fills straight
+	// (recvBuf.writeTo); directN is how many bytes it put there, which that
+	// Read returns. Both are cleared before that Read returns: no frame
+	// writes into a slice its Read has given back.
+	direct  []byte
+	directN int
 }
 
 func (r *streamRecv) init(window uint64) {
@@ -174,9 +182,21 @@ func (fs *frameSink) StreamFrame(id, off uint64, data []byte, fin bool) error {
 		return nil
 	}
 	before := r.buf.gapped()
-	stored, err := r.buf.write(off, data, fin)
+	var toRead int
+	var stored uint64
+	if r.direct != nil && !r.cancelled {
+		toRead, stored, err = r.buf.writeTo(off, data, fin, r.direct)
+	} else {
+		stored, err = r.buf.write(off, data, fin)
+	}
 	if err != nil {
 		return bufErr(id, err)
+	}
+	if toRead > 0 { // straight into the waiting Read's slice: read, as Read counts it
+		r.direct, r.directN = nil, toRead
+		s.rcv.buffered += uint64(toRead)
+		s.streamReadLocked(st, uint64(toRead))
+		st.rcond.Broadcast()
 	}
 	if r.cancelled { // checked against the limit and the final size, and dropped
 		r.buf.discard()

@@ -105,6 +105,7 @@ func (s *Session) streamWriteLocked(st *Stream, p []byte) (int, error) {
 			st.wcond.Wait()
 		}
 		ss.buf.Append(p[:n])
+		countCopyOut(n)
 		p = p[n:]
 		written += n
 		s.streams.markReady(st)
@@ -227,6 +228,7 @@ func (s *Session) fillLocked(target int) {
 		sn.marks.add(off, st)
 		sn.pend.Append(wire.AppendStreamFrameHeader(sn.hdr[:0], st.id, snd.framed, int(n), fin))
 		snd.buf.moveTo(&sn.pend, int(n))
+		countCopyOut(int(n))
 		sn.frameEnded()
 		s.dataFramedLocked()
 		snd.framed += n
