@@ -70,6 +70,7 @@ const (
 
 // woke reports a wake-up to the test hook.
 func (s *Session) woke(loop loopID, why wakeReason) {
+	s.handoffs.add()
 	if f := loopWoke; f != nil {
 		f(s, loop, why)
 	}

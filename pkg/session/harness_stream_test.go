@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -277,5 +278,39 @@ func TestHarnessStopSendingAfterDataRecvd(t *testing.T) {
 		tc.writeFrames(0, stopFrame{ID: 0, Code: 6})
 		tc.wantAck("the STOP_SENDING's segment is acknowledged", 0, 2)
 		tc.wantIdle("no RESET_STREAM for a stream in Data Recvd")
+	})
+}
+
+// Issue 30, what to build, item 4: "A 1,200-byte Write is one frame." At
+// a8db118 it became two segments, "because the 4-byte record header no
+// longer fits"; with 1,200-byte segments it was still two STREAM frames
+// (1,196 and 4 bytes) in two segments. The peer sees one segment carrying
+// one STREAM frame with all 1,200 bytes.
+func TestHarnessWriteOf1200BytesIsOneFrame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		defer tc.close()
+		body := strings.Repeat("x", 1200)
+		st := tc.openWritten(body)
+		var frames []frame
+		for {
+			f, _ := tc.readFrame(0)
+			if f == nil {
+				break
+			}
+			switch f.(type) {
+			case segmentFrame, dataFrame:
+				frames = append(frames, f)
+			}
+		}
+		if len(frames) != 2 {
+			t.Fatalf("the peer saw %v, want one segment and one STREAM frame", frames)
+		}
+		if g, ok := frames[0].(segmentFrame); !ok || g.Len > uint64(DefaultSegmentSize) {
+			t.Errorf("first %v, want a segment of at most %d bytes", frames[0], DefaultSegmentSize)
+		}
+		if want := (dataFrame{ID: st.ID(), Data: body}); !reflect.DeepEqual(frames[1], want) {
+			t.Errorf("then %v, want all 1,200 bytes in one STREAM frame", frames[1])
+		}
 	})
 }

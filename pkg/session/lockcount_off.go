@@ -13,3 +13,9 @@ type sessionMutex = sync.Mutex
 // direction; they count only in lockcount builds (lockcount_on.go).
 func countCopyOut(int) {}
 func countCopyIn(int)  {}
+
+// handoffCount counts a session's goroutine wake-ups in lockcount builds
+// (lockcount_on.go); here it is empty and add does nothing.
+type handoffCount struct{}
+
+func (*handoffCount) add() {}

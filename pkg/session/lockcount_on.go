@@ -32,3 +32,12 @@ func countCopyOut(n int) { copied.out.Add(uint64(n)) }
 
 // countCopyIn notes n payload bytes copied on the receive side.
 func countCopyIn(n int) { copied.in.Add(uint64(n)) }
+
+// handoffCount counts a session's goroutine wake-ups (lockcount builds
+// only; TestLockOpsPerSegment reads it): each time one of its goroutines
+// returns from a wait for another goroutine, the session's or quic-go's.
+// Safe for concurrent use.
+type handoffCount struct{ n atomic.Uint64 }
+
+// add notes one wake-up.
+func (h *handoffCount) add() { h.n.Add(1) }

@@ -61,7 +61,9 @@ func (s *Session) readSegments(p *path) (conn bool, err error) {
 			continue
 		}
 		// Nothing, or only part of the next frame, is buffered.
-		if err := rd.fill(); err != nil {
+		err = rd.fill()
+		s.handoffs.add() // it waited for quic-go to have stream data
+		if err != nil {
 			if errors.Is(err, io.EOF) && len(rd.buffered()) > 0 {
 				err = fmt.Errorf("%w: truncated frame", wire.ErrMalformed)
 			}

@@ -127,6 +127,7 @@ func (s *Session) writeLoop(p *path) {
 			}
 			select {
 			case <-p.notify:
+				s.handoffs.add()
 			case <-s.done:
 			}
 			s.mu.Lock()
@@ -180,6 +181,7 @@ func (s *Session) writeLoop(p *path) {
 		}
 		buf = append(buf, 0) // the pad: the limiter never lets it through
 		_, err := p.out.WriteWithLimit(buf, w.limiter)
+		s.handoffs.add() // it waited for quic-go's packer to take the batch
 		if errors.Is(err, quic.ErrWriteLimitReached) {
 			s.decideOnPull(p) // the path pulled: every segment byte went
 			continue

@@ -118,6 +118,7 @@ func (st *Stream) Read(p []byte) (int, error) {
 			r.direct, mine = p, true
 		}
 		st.rcond.Wait()
+		s.handoffs.add()
 		if mine && r.directN > 0 {
 			return r.directN, nil // read and credited by the frame (frameSink.StreamFrame)
 		}

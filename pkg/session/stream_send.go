@@ -103,6 +103,7 @@ func (s *Session) streamWriteLocked(st *Stream, p []byte) (int, error) {
 				return written, os.ErrDeadlineExceeded
 			}
 			st.wcond.Wait()
+			s.handoffs.add()
 		}
 		ss.buf.Append(p[:n])
 		countCopyOut(n)
