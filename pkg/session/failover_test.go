@@ -131,6 +131,13 @@ func failoverStuck(srv, cli *Session) (bool, time.Duration) {
 		return false, 0
 	}
 	st := p.conn.ConnectionStats()
+	if st.SmoothedRTT == 0 {
+		// No RTT sample yet: B's handshake is still under way (an early
+		// path carries earlyWindow segments before it completes), and the
+		// bound is made of B's probe timeout, which needs one.
+		srv.mu.Unlock()
+		return false, 0
+	}
 	pto := st.SmoothedRTT + max(4*st.MeanDeviation, time.Millisecond) + maxAckDelay
 	lastRecv := p.sv.lastRecv
 	if p.tr != nil {

@@ -245,6 +245,19 @@ func (l *Listener) verifyEarlyJoinLocked(j *wire.Join) *Session {
 	return s
 }
 
+// earlyWindow bounds what an early path is given before its handshake
+// completes, segments: enough for the join's first data to arrive one round
+// trip after AddPath (issue 19), and little enough that the server's
+// sending stays within quic-go's amplification limit. That limit (three
+// times the bytes received from the client's unvalidated address, RFC 9000
+// §8.1) also holds the server's handshake retransmissions: with the path
+// given as much as its window allowed, the segments used up every raise of
+// the limit that the client's probes brought, quic-go's probe timer stayed
+// cancelled (RFC 9002 §6.2.2.1), and a lost ServerHello was never sent
+// again: the join stalled until quic-go's idle timeout
+// (TestJoinSurvivesLostServerHello).
+const earlyWindow = 2
+
 // awaitHandshake waits, for a path attached before its handshake completed
 // (an early join, server side), until it completes: true. If the connection
 // ends first, or HandshakeTimeout passes (then it closes the connection), or
@@ -258,6 +271,13 @@ func (s *Session) awaitHandshake(p *path, gone bool) bool {
 	defer t.Stop()
 	select {
 	case <-p.conn.HandshakeComplete():
+		s.mu.Lock()
+		done := !p.shook
+		p.shook = true
+		s.mu.Unlock()
+		if done {
+			poke(s.wake) // the path may take more than earlyWindow now
+		}
 		return true
 	case <-p.conn.Context().Done():
 	case <-t.C:

@@ -30,6 +30,7 @@ type path struct {
 	clog   commitLog     // when the limiter passed how many bytes (commitlog.go), guarded by Session.mu
 	backup bool          // this end wants the path used only as a backup (guarded by Session.mu)
 	early  bool          // server: attached on an early Join before its handshake completed (join_early.go)
+	shook  bool          // an early path's handshake has completed (guarded by Session.mu): earlyWindow no longer applies
 	notify chan struct{} // pokes the writer
 
 	// Path status (RFC 10069 §3.3-style), guarded by Session.mu.
@@ -155,6 +156,12 @@ func (p *path) infoHeard(mss uint64, now time.Time, r snapRules) (sched.PathInfo
 	}
 	if p.tr == nil && p.dg == nil && p.pw.pulled.Load() && v.cwnd > mss && (r.prime.covers(v.srtt, v.cwnd) || p.quietLocked(now, v)) {
 		v.inflight = min(v.inflight, v.cwnd-mss)
+	}
+	if p.early && !p.shook {
+		// 0.5-RTT data: at most earlyWindow segments until the handshake
+		// completes (join_early.go).
+		v.cwnd = min(v.cwnd, earlyWindow*mss)
+		v.inflight = max(v.inflight, p.pw.committed.Load())
 	}
 	return sched.PathInfo{
 		ID:                   p.id,
