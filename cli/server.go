@@ -98,7 +98,7 @@ func serverRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&o.coupling, "coupling", cc.DefaultName, "coupled congestion control of each session's paths, on top of quic-go's NewReno: "+strings.Join(cc.Names(), ", ")+" (docs/coupling.md)")
 	fs.BoolVar(&o.renoFriendly, "reno-friendly", false, "TCP-friendly mode: every path's session window reacts to loss as standard Reno (halve, no undo), even on one path; alone it is -coupling reno-friendly")
 	fs.BoolVar(&o.datagramData, "datagram-data", false, "send each session's segments in QUIC datagrams, with the session's own loss detection, instead of each path's QUIC stream (session.Config.DatagramData; experimental, docs/data-plane.md)")
-	fs.IntVar(&o.segmentSize, "segment-size", 0, "segment payload, bytes (0: session default, 1224; larger segments span QUIC packets once the path MTU allows bigger packets)")
+	fs.IntVar(&o.segmentSize, "segment-size", 0, "segment payload, bytes (0: session default, 1216; larger segments span QUIC packets once the path MTU allows bigger packets)")
 	o.limits.register(fs)
 	usage := func(w io.Writer) {
 		fmt.Fprintf(w, "%s\n\nFlags:\n", serverSynopsis)

@@ -10,6 +10,30 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/emu"
 )
 
+// uploadSize is countedUpload's transfer, bytes.
+const uploadSize = 4 << 20
+
+// countedUpload uploads uploadSize bytes on one stream over one emulated
+// 50 Mbit/s path with a 10 ms RTT, calling start once the stream is open
+// and the sessions idle, just before the upload; it returns once the
+// server has read it all and the sessions are idle again, and the caller
+// closes the testbed. It runs inside a synctest bubble.
+func countedUpload(t *testing.T, start func(tb *testbed)) *testbed {
+	t.Helper()
+	link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
+	tb := newTestbedOn(t, 1, nil, false, emu.PathSpec{Up: link, Down: link})
+	st, _ := tb.cli.OpenStream()
+	synctest.Wait()
+	start(tb)
+	go func() { st.Write(make([]byte, uploadSize)); st.Close() }()
+	peer := accept(t, tb.srv, 10*time.Second)
+	if got := len(readAll(t, peer, 60*time.Second)); got != uploadSize {
+		t.Fatalf("read %d bytes, want %d", got, uploadSize)
+	}
+	synctest.Wait()
+	return tb
+}
+
 // Issue 19, what to build, item 3: "Fewer handoffs and copies per segment
 // come with it; count them before and after." Run with
 //
@@ -20,27 +44,19 @@ import (
 // and each side's goroutine handoffs, per segment the sender cut.
 func TestLockOpsPerSegment(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
-		tb := newTestbedOn(t, 1, nil, false, emu.PathSpec{Up: link, Down: link})
-		defer tb.close()
 		var wakes [2]uint64 // poked, timer
-		loopWoke = func(s *Session, loop loopID, why wakeReason) {
-			if s == tb.cli && loop == loopSend {
-				wakes[why]++
-			}
-		}
+		var cli0, srv0, sch0, seq0, cliH0, srvH0 uint64
 		defer func() { loopWoke = nil }()
-		st, _ := tb.cli.OpenStream()
-		synctest.Wait()
-		cli0, srv0, sch0, seq0 := tb.cli.mu.n.Load(), tb.srv.mu.n.Load(), tb.cli.snd.schedMu.n.Load(), tb.cli.snd.nextSeq
-		cliH0, srvH0 := tb.cli.handoffs.n.Load(), tb.srv.handoffs.n.Load()
-		const size = 4 << 20
-		go func() { st.Write(make([]byte, size)); st.Close() }()
-		peer := accept(t, tb.srv, 10*time.Second)
-		if got := len(readAll(t, peer, 60*time.Second)); got != size {
-			t.Fatalf("read %d bytes, want %d", got, size)
-		}
-		synctest.Wait()
+		tb := countedUpload(t, func(tb *testbed) {
+			loopWoke = func(s *Session, loop loopID, why wakeReason) {
+				if s == tb.cli && loop == loopSend {
+					wakes[why]++
+				}
+			}
+			cli0, srv0, sch0, seq0 = tb.cli.mu.n.Load(), tb.srv.mu.n.Load(), tb.cli.snd.schedMu.n.Load(), tb.cli.snd.nextSeq
+			cliH0, srvH0 = tb.cli.handoffs.n.Load(), tb.srv.handoffs.n.Load()
+		})
+		defer tb.close()
 		tb.cli.mu.Lock()
 		segs := float64(tb.cli.snd.nextSeq - seq0)
 		tb.cli.mu.Unlock()
@@ -89,21 +105,11 @@ func TestLockOpsPerSegment(t *testing.T) {
 // quic-go's Reads, which bufio.Reader moved or copied once more.
 func TestCopiesPerByte(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		link := emu.LinkConfig{RateBps: 50e6, Delay: 5 * time.Millisecond}
-		tb := newTestbedOn(t, 1, nil, false, emu.PathSpec{Up: link, Down: link})
+		var out0, in0 uint64
+		tb := countedUpload(t, func(*testbed) { out0, in0 = copied.out.Load(), copied.in.Load() })
 		defer tb.close()
-		st, _ := tb.cli.OpenStream()
-		synctest.Wait()
-		out0, in0 := copied.out.Load(), copied.in.Load()
-		const size = 4 << 20
-		go func() { st.Write(make([]byte, size)); st.Close() }()
-		peer := accept(t, tb.srv, 10*time.Second)
-		if got := len(readAll(t, peer, 60*time.Second)); got != size {
-			t.Fatalf("read %d bytes, want %d", got, size)
-		}
-		synctest.Wait()
-		out := float64(copied.out.Load()-out0) / size
-		in := float64(copied.in.Load()-in0) / size
+		out := float64(copied.out.Load()-out0) / uploadSize
+		in := float64(copied.in.Load()-in0) / uploadSize
 		t.Logf("bytes copied per byte written: send side %.3f, receive side %.3f", out, in)
 		if out < 2.9 || out > 3.1 {
 			t.Errorf("the send side copies each byte %.3f times, want 3 (Write, framer into the segment, write batch)", out)

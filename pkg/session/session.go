@@ -79,7 +79,7 @@ const ALPN = "mpqsched/1"
 
 // Defaults for Config fields left zero.
 const (
-	DefaultSegmentSize = 1224     // segment payload, bytes: one segment ≈ one QUIC packet; a 1,200-byte Write and its STREAM frame header (at most 19 bytes) fit in one, and so does the segment with its header in a 1280-byte packet's datagram (MaxDatagramSegment)
+	DefaultSegmentSize = 1216     // segment payload, bytes: one segment ≈ one QUIC packet; a 1,200-byte Write and its STREAM frame header fit in one (the header takes at most 15 bytes below stream ID 2^30), and so does the segment with its header (at most 19 bytes) in a 1280-byte packet's datagram (MaxDatagramSegment)
 	DefaultRecvWindow  = 4 << 20  // receive window (stream data held by the streams, in order or not, unread), bytes
 	InitialWindow      = 64 << 10 // window both ends assume before the first Ack, bytes (the smallest RecvWindow allowed)
 	DefaultSendBuffer  = 1 << 20  // application bytes buffered before Write blocks
