@@ -76,3 +76,45 @@ func TestAnswerWaitsForFastPath(t *testing.T) {
 		}
 	})
 }
+
+// With the redundant scheduler every segment goes on every path, and a
+// path with nothing left to copy takes new data. That data is framed in
+// priority order: framed for the slow path by the pass-over rule, the bulk
+// filled the slow path's new segments, the fast path copied them first
+// (its oldest uncarried), and each answer waited behind them on both
+// paths. RFC 9000 §2.3: "a sender [...] uses [...] prioritization
+// information to decide which streams to send data on". As
+// TestAnswerWaitsForFastPath, under the redundant scheduler, whose copies
+// keep both paths' queues full of the download: each 6 KB answer must be
+// read within 4 round trips of the slower path (400 ms). 216-252 ms in
+// three runs; with new data framed for the path that asked (11cf346) the
+// slowest took 5.3 s.
+func TestRedundantAnswerNotBehindDownload(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Equal rates, as rpc-handoff's paths (10 Mbit/s, 50 and 100 ms
+		// RTT): each path takes new data as often as the other.
+		a := emu.LinkConfig{RateBps: 10e6, Delay: 25 * time.Millisecond}
+		b := emu.LinkConfig{RateBps: 10e6, Delay: 50 * time.Millisecond}
+		cfg := &Config{Scheduler: "redundant"}
+		tb := newTestbedOn(t, 1, cfg, true, emu.PathSpec{Up: a, Down: a}, emu.PathSpec{Up: b, Down: b})
+		defer tb.close()
+		startDownload(t, tb, 200<<20)
+		time.Sleep(2 * time.Second) // both paths carry the download
+		var worst time.Duration
+		for i := 0; i < 20; i++ {
+			start := time.Now()
+			st, peer := askREQ(t, tb)
+			go func() { peer.Write(make([]byte, 6<<10)); peer.Close() }()
+			if _, err := io.ReadFull(st, make([]byte, 6<<10)); err != nil {
+				t.Fatalf("reading answer %d: %v", i, err)
+			}
+			worst = max(worst, time.Since(start))
+			time.Sleep(37 * time.Millisecond)
+		}
+		st := tb.srv.Stats()
+		t.Logf("20 answers beside the download, redundant: the slowest took %v; server sent %v on the paths", worst, pathBytes(st))
+		if limit := 4 * 2 * b.Delay; worst >= limit {
+			t.Errorf("the slowest answer took %v, want less than 4 round trips of the slower path, %v", worst, limit)
+		}
+	})
+}

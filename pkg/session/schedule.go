@@ -226,7 +226,17 @@ func (s *Session) applyLocked(d sched.Decision, now time.Time) int {
 				g = c
 			}
 			if g == nil {
-				g = s.nextFor(slot, i)
+				// Nothing to copy: new data, which the scheduler copies
+				// onto its other paths too (redundant, EdAR's redundant
+				// mode, XLINK near a deadline), so it is framed in
+				// priority order, for no path in particular. Framed for
+				// this path, a slower one, the pass-over rule (pathfill.go)
+				// held a request's answer back for the fastest path's
+				// turn while that path copied the bulk segments the slower
+				// one had framed first: redundant's loaded p99 on
+				// rpc-handoff went from 0.16 s to 0.5-1.0 s
+				// (TestRedundantAnswerNotBehindDownload).
+				g = s.nextFor(slot, -1)
 			}
 		}
 		if g == nil {
