@@ -96,6 +96,20 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		if !held && p.segsInFlight > 0 {
 			var decideAt time.Time
 			held, decideAt = p.quicHoldsLocked(now, &v)
+			// With a tracer, quic-go probing (its probe timer fired: pto
+			// is its own count) holds unacknowledged packets, whatever its
+			// bytes in flight say: after it declared the packets that
+			// carried p's last segments lost, bytes in flight read 0 while
+			// the retransmissions waited for the probe timer, and a path
+			// whose link had died was judged to hold nothing, for good
+			// (TestFailoverDataMovesAtFirstPTO, tracer=true, 2 runs in 40
+			// with 1216-byte segments: the response stalled until its 30 s
+			// read deadline). Without a tracer pto is an estimate from
+			// silence, and quicHoldsLocked already reads quic-go's probing
+			// (statsView.probing).
+			if p.tr != nil && pto > 0 {
+				held, decideAt = true, time.Time{}
+			}
 			if !decideAt.IsZero() {
 				// Not known yet: neither progress nor silence. If the peer
 				// acknowledged other paths' data since it last acknowledged
