@@ -96,20 +96,6 @@ func (s *Session) checkPathsLocked(now time.Time) (next time.Time) {
 		if !held && p.segsInFlight > 0 {
 			var decideAt time.Time
 			held, decideAt = p.quicHoldsLocked(now, &v)
-			// With a tracer, quic-go probing (its probe timer fired: pto
-			// is its own count) holds unacknowledged packets, whatever its
-			// bytes in flight say: after it declared the packets that
-			// carried p's last segments lost, bytes in flight read 0 while
-			// the retransmissions waited for the probe timer, and a path
-			// whose link had died was judged to hold nothing, for good
-			// (TestFailoverDataMovesAtFirstPTO, tracer=true, 2 runs in 40
-			// with 1216-byte segments: the response stalled until its 30 s
-			// read deadline). Without a tracer pto is an estimate from
-			// silence, and quicHoldsLocked already reads quic-go's probing
-			// (statsView.probing).
-			if p.tr != nil && pto > 0 {
-				held, decideAt = true, time.Time{}
-			}
 			if !decideAt.IsZero() {
 				// Not known yet: neither progress nor silence. If the peer
 				// acknowledged other paths' data since it last acknowledged
@@ -178,7 +164,7 @@ func (s *Session) failLocked(p *path, now, since time.Time, why string) {
 // quicHoldsLocked reports whether quic-go still holds some of the segments
 // p carried that the peer has not acknowledged (p.segsInFlight > 0), from
 // p's view v at now; Session.mu is held. With a tracer, it does while its
-// bytes in flight are not 0. Without one, it does while the session's
+// bytes in flight are not 0 or its probe timer has fired. Without one, it does while the session's
 // estimate of them is not 0 (what it took within the latest RTT before
 // the path last heard from the peer, or since), or while it probes
 // (statsView.probing). A lost packet that quic-go sends again does not
@@ -195,8 +181,19 @@ func (s *Session) failLocked(p *path, now, since time.Time, why string) {
 // Without a probe by then, quic-go holds nothing: the Ack is what is
 // missing.
 func (p *path) quicHoldsLocked(now time.Time, v *linkView) (held bool, decideAt time.Time) {
-	if p.tr != nil || v.inflight > 0 {
-		return v.inflight > 0, time.Time{}
+	if p.tr != nil {
+		// quic-go probing (its probe timer fired) holds unacknowledged
+		// packets, whatever its bytes in flight say: after it declared the
+		// packets that carried p's last segments lost, bytes in flight read
+		// 0 while the retransmissions waited for the probe timer, and a
+		// path whose link had died was judged to hold nothing, for good
+		// (TestFailoverDataMovesAtFirstPTO, tracer=true, 2 runs in 40 with
+		// 1216-byte segments: the response stalled until its 30 s read
+		// deadline). Without a tracer the probing is statsView.probing's.
+		return v.inflight > 0 || v.ptoCount > 0, time.Time{}
+	}
+	if v.inflight > 0 {
+		return true, time.Time{}
 	}
 	if p.sv.probing() {
 		return true, time.Time{}

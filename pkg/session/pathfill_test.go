@@ -53,19 +53,7 @@ func TestAnswerWaitsForFastPath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tb := newTestbedOn(t, 1, nil, true, emu.PathSpec{Up: fastLink, Down: fastLink}, emu.PathSpec{Up: slowLink, Down: slowLink})
 		defer tb.close()
-		startDownload(t, tb, 200<<20)
-		time.Sleep(2 * time.Second) // both paths carry the download
-		var worst time.Duration
-		for i := 0; i < 20; i++ {
-			start := time.Now()
-			st, peer := askREQ(t, tb)
-			go func() { peer.Write(make([]byte, 6<<10)); peer.Close() }()
-			if _, err := io.ReadFull(st, make([]byte, 6<<10)); err != nil {
-				t.Fatalf("reading answer %d: %v", i, err)
-			}
-			worst = max(worst, time.Since(start))
-			time.Sleep(37 * time.Millisecond)
-		}
+		worst := slowestAnswer(t, tb)
 		st := tb.srv.Stats()
 		t.Logf("20 answers beside the download: the slowest took %v; %d streams passed over; server sent %v on the paths", worst, st.PassedOver, pathBytes(st))
 		if len(st.Paths) < 2 || st.Paths[1].BytesSent < 256<<10 {
@@ -75,6 +63,28 @@ func TestAnswerWaitsForFastPath(t *testing.T) {
 			t.Errorf("the slowest answer took %v, want less than the slow path's one-way delay of %v", worst, slowLink.Delay)
 		}
 	})
+}
+
+// slowestAnswer starts a download on tb and, once both paths carry it,
+// asks for 20 answers of 6 KB beside it, 37 ms apart, wherever the
+// scheduler puts them (no path preference); it returns the slowest
+// answer's time, request to last byte read.
+func slowestAnswer(t *testing.T, tb *testbed) time.Duration {
+	t.Helper()
+	startDownload(t, tb, 200<<20)
+	time.Sleep(2 * time.Second) // both paths carry the download
+	var worst time.Duration
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		st, peer := askREQ(t, tb)
+		go func() { peer.Write(make([]byte, 6<<10)); peer.Close() }()
+		if _, err := io.ReadFull(st, make([]byte, 6<<10)); err != nil {
+			t.Fatalf("reading answer %d: %v", i, err)
+		}
+		worst = max(worst, time.Since(start))
+		time.Sleep(37 * time.Millisecond)
+	}
+	return worst
 }
 
 // With the redundant scheduler every segment goes on every path, and a
@@ -98,19 +108,7 @@ func TestRedundantAnswerNotBehindDownload(t *testing.T) {
 		cfg := &Config{Scheduler: "redundant"}
 		tb := newTestbedOn(t, 1, cfg, true, emu.PathSpec{Up: a, Down: a}, emu.PathSpec{Up: b, Down: b})
 		defer tb.close()
-		startDownload(t, tb, 200<<20)
-		time.Sleep(2 * time.Second) // both paths carry the download
-		var worst time.Duration
-		for i := 0; i < 20; i++ {
-			start := time.Now()
-			st, peer := askREQ(t, tb)
-			go func() { peer.Write(make([]byte, 6<<10)); peer.Close() }()
-			if _, err := io.ReadFull(st, make([]byte, 6<<10)); err != nil {
-				t.Fatalf("reading answer %d: %v", i, err)
-			}
-			worst = max(worst, time.Since(start))
-			time.Sleep(37 * time.Millisecond)
-		}
+		worst := slowestAnswer(t, tb)
 		st := tb.srv.Stats()
 		t.Logf("20 answers beside the download, redundant: the slowest took %v; server sent %v on the paths", worst, pathBytes(st))
 		if limit := 4 * 2 * b.Delay; worst >= limit {

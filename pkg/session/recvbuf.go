@@ -60,13 +60,8 @@ func newRecvBuf(limit uint64) *recvBuf { return &recvBuf{limit: limit} }
 // overlap earlier ones, or lie below what was read).
 func (b *recvBuf) write(off uint64, p []byte, fin bool) (stored uint64, err error) {
 	end := off + uint64(len(p))
-	switch {
-	case end > b.limit:
-		return 0, fmt.Errorf("%w: %d bytes past the stream's limit %d", errFlowControl, end-b.limit, b.limit)
-	case b.finKnown && end > b.final, b.finKnown && fin && end != b.final:
-		return 0, fmt.Errorf("%w: data to offset %d, final size %d", errFinalSize, end, b.final)
-	case fin && end < b.highest:
-		return 0, fmt.Errorf("%w: final size %d below offset %d already received", errFinalSize, end, b.highest)
+	if err := b.check(end, fin); err != nil {
+		return 0, err
 	}
 	if fin {
 		b.final, b.finKnown = end, true
@@ -103,14 +98,8 @@ func (b *recvBuf) writeTo(off uint64, p []byte, fin bool, dst []byte) (toDst int
 		stored, err = b.write(off, p, fin)
 		return 0, stored, err
 	}
-	// Checked as write checks, before anything moves.
-	switch {
-	case end > b.limit:
-		return 0, 0, fmt.Errorf("%w: %d bytes past the stream's limit %d", errFlowControl, end-b.limit, b.limit)
-	case b.finKnown && end > b.final, b.finKnown && fin && end != b.final:
-		return 0, 0, fmt.Errorf("%w: data to offset %d, final size %d", errFinalSize, end, b.final)
-	case fin && end < b.highest:
-		return 0, 0, fmt.Errorf("%w: final size %d below offset %d already received", errFinalSize, end, b.highest)
+	if err := b.check(end, fin); err != nil { // before anything moves
+		return 0, 0, err
 	}
 	toDst = copy(dst, p[b.read-off:])
 	countCopyIn(toDst)
@@ -128,6 +117,21 @@ func (b *recvBuf) writeTo(off uint64, p []byte, fin bool, dst []byte) (toDst int
 	b.have.removeBelow(b.read)
 	stored, err = b.write(off, p, fin) // the rest, and the FIN; cannot fail now
 	return toDst, stored, err
+}
+
+// check is the error of a frame ending at end (with its FIN, if fin) that
+// this buffer may not take: past the limit (RFC 9000 §4.1), or past or
+// changing a known final size, or a final size below what arrived (§4.5).
+func (b *recvBuf) check(end uint64, fin bool) error {
+	switch {
+	case end > b.limit:
+		return fmt.Errorf("%w: %d bytes past the stream's limit %d", errFlowControl, end-b.limit, b.limit)
+	case b.finKnown && end > b.final, b.finKnown && fin && end != b.final:
+		return fmt.Errorf("%w: data to offset %d, final size %d", errFinalSize, end, b.final)
+	case fin && end < b.highest:
+		return fmt.Errorf("%w: final size %d below offset %d already received", errFinalSize, end, b.highest)
+	}
+	return nil
 }
 
 // setFinal records the final size a RESET_STREAM gave (RFC 9000 §4.5),
