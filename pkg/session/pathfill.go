@@ -23,10 +23,14 @@ import (
 // the peer sooner by waiting for the fastest path (ECF's test, Lim et al.
 // CoNEXT 2017, applied to the stream's bytes instead of the connection's)
 // is passed over for this segment, in priority order, as long as another
-// stream is left to fill it. The last stream left always may: the path the
-// scheduler chose never goes empty for this rule, and a session with one
-// stream ready frames exactly as before. A passed-over stream keeps its
-// place and is framed first on the fastest path's next turn.
+// stream is left to fill it. The last stream left may, with one exception:
+// when it is the only stream ready but another stream holds bytes it cannot
+// send now (a download held by its credit beside the requests), and the
+// fastest path has bytes in flight, the chosen path takes no stream data
+// this turn (aloneWaitsLocked); the fastest path's Acks ask the scheduler
+// again. A session with one stream frames exactly as the scheduler chose,
+// so single transfers are untouched. A passed-over stream keeps its place
+// and is framed first on the fastest path's next turn.
 //
 // Bounds: at most maxPassOver streams are looked at per segment.
 
@@ -40,12 +44,20 @@ func (s *Session) fillForLocked(i int) {
 	sn := &s.snd
 	ss := &s.streams
 	target := int(sn.segSize)
-	if sn.pend.Len() >= target || ss.ready.Len() < 2 || i < 0 || i >= len(sn.snap) {
+	if sn.pend.Len() >= target || ss.ready.Len() == 0 || i < 0 || i >= len(sn.snap) {
 		s.fillLocked(target)
 		return
 	}
 	f := fastestPath(sn.snap, sn.heard)
 	if f < 0 || f == i {
+		s.fillLocked(target)
+		return
+	}
+	if ss.ready.Len() == 1 {
+		if s.aloneWaitsLocked(ss.ready.Front(), f, i) {
+			s.stats.passedOver++ // the path takes no stream data this turn
+			return
+		}
 		s.fillLocked(target)
 		return
 	}
@@ -95,6 +107,23 @@ func (s *Session) fillForLocked(i int) {
 	if sn.pend.Len() == 0 {
 		s.fillLocked(target) // nothing else could be framed: the rule never leaves the path empty
 	}
+}
+
+// aloneWaitsLocked reports whether st, the only stream ready, should leave
+// the slower path at snapshot index i empty and wait for the fastest path
+// f: its bytes arrive sooner that way (waitForFaster), another stream holds
+// unsent bytes it cannot send now (its own credit or a pinned path holds
+// them: the session carries a mix of streams, not one transfer), and f has
+// bytes in flight or queued, whose acknowledgement asks the scheduler
+// again. With one stream in the session the scheduler's choice stands, so
+// a single transfer is framed as the scheduler's paper assumes.
+func (s *Session) aloneWaitsLocked(st *Stream, f, i int) bool {
+	sn := &s.snd
+	fast := &sn.snap[f]
+	k := uint64(st.send.buf.Len())
+	return st.send.sendable() && st.prio.pref == sched.NoPreference &&
+		s.streams.queued > k && fast.BytesInFlight+fast.BytesQueued > 0 &&
+		waitForFaster(fast, &sn.snap[i], k)
 }
 
 // restoreHeld puts the streams fillForLocked held back at the front of the
