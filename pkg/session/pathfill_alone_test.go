@@ -56,14 +56,29 @@ func aloneFill(t *testing.T, blocked bool, fastInFlight uint64) (*Session, *Stre
 	return s, answer
 }
 
-// framedFor reports how many stream bytes fillForLocked frames for the path
-// at snapshot index i.
-func framedFor(s *Session, i int) int {
+// framedFor frames one segment for the path at snapshot index i, as a
+// SendNext for that path does (fillForLocked, then cut), and returns the
+// STREAM frames it carries (nil: no segment).
+func framedFor(t *testing.T, s *Session, i int) []framedRec {
+	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before := s.snd.pend.Len()
 	s.fillForLocked(i)
-	return s.snd.pend.Len() - before
+	g := s.snd.cut()
+	if g == nil {
+		return nil
+	}
+	return parseRecords(t, g.data)
+}
+
+// carries reports whether recs hold data of stream id.
+func carries(recs []framedRec, id uint64) bool {
+	for _, r := range recs {
+		if r.id == id && r.n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // The only stream ready, a 4 KB answer, is not framed for the slow path
@@ -77,15 +92,15 @@ func framedFor(s *Session, i int) int {
 // minRTT put answers on the slow path whenever the fast path's window was
 // full. Without aloneWaitsLocked the answer is framed at once.
 func TestAnswerAloneWaitsForFastPath(t *testing.T) {
-	s, _ := aloneFill(t, true, 40_000)
-	if n := framedFor(s, 1); n != 0 {
-		t.Fatalf("%d bytes framed for the slow path, want none: the answer waits for the fast path", n)
+	s, answer := aloneFill(t, true, 40_000)
+	if recs := framedFor(t, s, 1); len(recs) != 0 {
+		t.Fatalf("framed for the slow path: %s; want nothing: the answer waits for the fast path", order(recs))
 	}
 	if got := s.Stats().PassedOver; got != 1 {
 		t.Errorf("PassedOver = %d, want 1", got)
 	}
-	if n := framedFor(s, 0); n < 1200 {
-		t.Fatalf("%d bytes framed for the fast path, want a segment of the answer", n)
+	if recs := framedFor(t, s, 0); !carries(recs, answer.ID()) {
+		t.Fatalf("framed for the fast path: %s; want the answer's (stream %d) first bytes", order(recs), answer.ID())
 	}
 }
 
@@ -102,9 +117,9 @@ func TestAnswerAloneTakesChosenPath(t *testing.T) {
 		{"one stream in the session", false, 40_000},
 		{"fast path idle", true, 0},
 	} {
-		s, _ := aloneFill(t, c.blocked, c.inFlight)
-		if n := framedFor(s, 1); n < 1200 {
-			t.Errorf("%s: %d bytes framed for the slow path, want the answer's first segment", c.name, n)
+		s, answer := aloneFill(t, c.blocked, c.inFlight)
+		if recs := framedFor(t, s, 1); !carries(recs, answer.ID()) {
+			t.Errorf("%s: framed for the slow path: %s; want the answer's (stream %d) first bytes", c.name, order(recs), answer.ID())
 		}
 	}
 }
