@@ -281,3 +281,57 @@ func TestHarnessListenSideSendsNoKeepAlive(t *testing.T) {
 		tc.wantIdle("and no frame")
 	})
 }
+
+// Issue 30: "The graceful-close wait is a state of it [the lifecycle], ...
+// and Write is still accepted during it." What the wire shows: once Close
+// waits for the peer's acknowledgements, a Write on a new stream fails
+// with ErrClosed and none of its bytes, nor its stream, reach the peer;
+// after the peer acknowledges what came before Close, the session sends
+// its close and nothing else. TestWriteDuringCloseWaitFails checks the
+// Write's results over a real transfer.
+func TestHarnessWriteDuringCloseWaitSendsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil, harnessLink(5*time.Millisecond))
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "request"})
+		st, err := tc.s.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.wantAck("the request", 0, 1)
+		st.Write([]byte("response"))
+		st.Close()
+		closed := make(chan error, 1)
+		go func() { closed <- tc.s.Close() }()
+		synctest.Wait() // Close waits for the peer's acknowledgements
+		late, err := tc.s.OpenStream()
+		if err == nil {
+			_, err = late.Write([]byte("late"))
+		}
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("a Write after Close began: %v, want ErrClosed", err)
+		}
+		for p, fs := range tc.collect(500 * time.Millisecond) {
+			for _, f := range fs {
+				switch f := f.(type) {
+				case dataFrame:
+					if f.ID != 0 {
+						t.Errorf("path %d: %v: data of a stream opened after Close began", p, f)
+					}
+				case finFrame:
+					if f.ID != 0 {
+						t.Errorf("path %d: %v: a stream opened after Close began", p, f)
+					}
+				case segmentFrame, ackReqFrame:
+				default:
+					t.Errorf("path %d: before the peer's Ack: %v", p, f)
+				}
+			}
+		}
+		tc.ackAll(0)
+		tc.wantClose("acknowledged: the close", 0, 0)
+		if err := <-closed; err != nil {
+			t.Errorf("Close: %v, want nil (everything acknowledged)", err)
+		}
+		tc.wantIdle("nothing after the close")
+	})
+}

@@ -407,3 +407,40 @@ func TestHarnessGapKeepsReadCredit(t *testing.T) {
 		}
 	})
 }
+
+// RFC 9000 §19.11: "Loss or reordering can cause an endpoint to receive a
+// MAX_STREAMS frame with a lower stream limit than was previously
+// received. MAX_STREAMS frames that do not increase the stream limit MUST
+// be ignored." The peer grants 1 stream, raises it to 3, then sends a
+// stale 2: the session still opens the third stream (ID 8) and sends its
+// data.
+func TestHarnessMaxStreamsNeverLowers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		params := peerParams
+		params.MaxStreams = 1
+		tc := newTestClientParams(t, nil, params)
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Write([]byte("first"))
+		tc.wantRecord("the first stream's data", 0, dataFrame{ID: 0, Data: "first"})
+		tc.writeFrames(0, maxStreamsFrame{Uni: false, Count: 3}, maxStreamsFrame{Uni: false, Count: 2})
+		tc.advance(10 * time.Millisecond)
+		for i, want := range []uint64{4, 8} {
+			st, err := tc.s.OpenStream()
+			if err != nil {
+				t.Fatalf("stream %d of the 3 granted: %v (the stale MAX_STREAMS 2 lowered the limit)", i+2, err)
+			}
+			if st.ID() != want {
+				t.Fatalf("opened stream %d, want %d", st.ID(), want)
+			}
+			st.Write([]byte("more"))
+		}
+		tc.wantRecord("the second stream's data", 0, dataFrame{ID: 4, Data: "more"})
+		tc.wantRecord("the third stream's data, within the limit of 3", 0, dataFrame{ID: 8, Data: "more"})
+		if _, err := tc.s.OpenStream(); !errors.Is(err, ErrStreamLimitReached) {
+			t.Fatalf("a fourth OpenStream: %v, want ErrStreamLimitReached", err)
+		}
+	})
+}
