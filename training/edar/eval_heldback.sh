@@ -20,7 +20,7 @@
 # seeds from 1001, never evaluated,
 # ε = 0.1, 200 steps after every flow once the replay holds
 # $EDAR_HB_LEARN_START (1,000) transitions) and then run greedily, as training/edar/evaluate.sh does for
-# the paper's settings; $EDAR_HB_ADAPTATIONS (3) such adaptations, each a
+# the paper's settings; $EDAR_HB_ADAPTATIONS (6) such adaptations, each a
 # fresh online learning, whose greedy runs the table pools in the edar-o row
 # and also counts one by one (one adaptation moves the model by more than
 # the settings differ: docs/edar-generalisation.md). Every run is in
@@ -37,7 +37,7 @@ PAR=${EDAR_HB_PARALLEL:-2}
 FLOWS=${EDAR_HB_FLOWS:-28}
 LEARN_START=${EDAR_HB_LEARN_START:-1000}
 STEPS=${EDAR_ONLINE_STEPS:-200}
-ADAPT=${EDAR_HB_ADAPTATIONS:-3}
+ADAPT=${EDAR_HB_ADAPTATIONS:-6}
 PY=${EDAR_PY:-.venv-train/bin/python}
 DIR=docs/edar-generalisation/scenarios
 ONLINE=$(realpath -m "$ONLINE")
