@@ -93,7 +93,7 @@ docs-results: build $(BENCH_DEPS)
 # HTTP/3 with Chrome's priorities) and rpc (requests beside a bulk download),
 # each on hetero-2path's, edar-handoff's and a lossy LTE drive's paths (web
 # also on rtt10x's): minRTT, XLINK, SA-ECF, ECF, BLEST, redundant and EdAR on
-# the multipath scenarios, minRTT on their single-path baselines, 5 seeds,
+# the multipath scenarios, minRTT on their single-path baselines, 10 seeds,
 # virtual time; rewrites docs/workloads/ (results.jsonl, summary.csv, plots,
 # results.md). EdAR runs as minRTT (edar-minrtt-fallback) when its model
 # cannot be used. A run that fails is counted in the report (runs (failed)).
@@ -103,8 +103,8 @@ WORKLOAD_SCHEDULERS := minrtt,xlink,streamaware,ecf,blest,redundant,edar
 WORKLOAD_OUT        ?= docs/workloads
 bench-workloads: build $(BENCH_DEPS)
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	$(BIN)/mpquic-bench run -scenarios $(WORKLOAD_MULTI) -schedulers $(WORKLOAD_SCHEDULERS) -seeds 5 -edar-fallback -no-report -q -out "$$tmp/multi" || echo "bench-workloads: some runs failed; the report counts them"; \
-	$(BIN)/mpquic-bench run -scenarios '$(WORKLOAD_BASELINES)' -schedulers minrtt -seeds 5 -no-report -q -out "$$tmp/base" || echo "bench-workloads: some runs failed; the report counts them"; \
+	$(BIN)/mpquic-bench run -scenarios $(WORKLOAD_MULTI) -schedulers $(WORKLOAD_SCHEDULERS) -seeds 10 -edar-fallback -no-report -q -out "$$tmp/multi" || echo "bench-workloads: some runs failed; the report counts them"; \
+	$(BIN)/mpquic-bench run -scenarios '$(WORKLOAD_BASELINES)' -schedulers minrtt -seeds 10 -no-report -q -out "$$tmp/base" || echo "bench-workloads: some runs failed; the report counts them"; \
 	mkdir -p $(WORKLOAD_OUT); rm -rf $(WORKLOAD_OUT)/plots $(WORKLOAD_OUT)/matrix.json; \
 	cat "$$tmp/multi/results.jsonl" "$$tmp/base/results.jsonl" > $(WORKLOAD_OUT)/results.jsonl; \
 	$(BIN)/mpquic-bench report $(WORKLOAD_OUT)
