@@ -146,16 +146,7 @@ func TestAckTimeout(t *testing.T) {
 func TestHarnessGracefulCloseWaitsForAcks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil, harnessLink(5*time.Millisecond), harnessLink(10*time.Millisecond))
-		tc.writeFrames(0, dataFrame{ID: 0, Data: "request"})
-		st, err := tc.s.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc.wantAck("the request", 0, 1)
-		st.Write([]byte("response"))
-		st.Close()
-		closed := make(chan error, 1)
-		go func() { closed <- tc.s.Close() }()
+		closed := closeAfterResponse(t, tc)
 		for p, fs := range tc.collect(time.Second) {
 			for _, f := range fs {
 				switch f.(type) {
@@ -292,16 +283,7 @@ func TestHarnessListenSideSendsNoKeepAlive(t *testing.T) {
 func TestHarnessWriteDuringCloseWaitSendsNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil, harnessLink(5*time.Millisecond))
-		tc.writeFrames(0, dataFrame{ID: 0, Data: "request"})
-		st, err := tc.s.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc.wantAck("the request", 0, 1)
-		st.Write([]byte("response"))
-		st.Close()
-		closed := make(chan error, 1)
-		go func() { closed <- tc.s.Close() }()
+		closed := closeAfterResponse(t, tc)
 		synctest.Wait() // Close waits for the peer's acknowledgements
 		late, err := tc.s.OpenStream()
 		if err == nil {
@@ -334,4 +316,22 @@ func TestHarnessWriteDuringCloseWaitSendsNothing(t *testing.T) {
 		}
 		tc.wantIdle("nothing after the close")
 	})
+}
+
+// closeAfterResponse has the peer send a request on stream 0, which the
+// session accepts, acknowledges and answers with "response" and its FIN;
+// then it starts the session's Close, whose result the channel returns.
+func closeAfterResponse(t *testing.T, tc *testSession) <-chan error {
+	t.Helper()
+	tc.writeFrames(0, dataFrame{ID: 0, Data: "request"})
+	st, err := tc.s.AcceptStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.wantAck("the request", 0, 1)
+	st.Write([]byte("response"))
+	st.Close()
+	closed := make(chan error, 1)
+	go func() { closed <- tc.s.Close() }()
+	return closed
 }

@@ -65,8 +65,7 @@ func (s *Session) fillForLocked(i int) {
 	n := 0
 	for {
 		st := ss.ready.Front()
-		if !st.send.sendable() || st.prio.pref != sched.NoPreference ||
-			!waitForFaster(&sn.snap[f], &sn.snap[i], uint64(st.send.buf.Len())) {
+		if !s.ratherWaitsLocked(st, f, i) {
 			break // st fills the segment
 		}
 		if ss.ready.Len() == 1 || n == len(held) {
@@ -118,12 +117,19 @@ func (s *Session) fillForLocked(i int) {
 // again. With one stream in the session the scheduler's choice stands, so
 // a single transfer is framed as the scheduler's paper assumes.
 func (s *Session) aloneWaitsLocked(st *Stream, f, i int) bool {
+	fast := &s.snd.snap[f]
+	return s.streams.queued > uint64(st.send.buf.Len()) &&
+		fast.BytesInFlight+fast.BytesQueued > 0 && s.ratherWaitsLocked(st, f, i)
+}
+
+// ratherWaitsLocked reports whether st's unsent bytes reach the peer sooner
+// by waiting for the fastest path f than on the slower path at snapshot
+// index i (waitForFaster); a stream with nothing to send or with a path
+// preference of its own never waits.
+func (s *Session) ratherWaitsLocked(st *Stream, f, i int) bool {
 	sn := &s.snd
-	fast := &sn.snap[f]
-	k := uint64(st.send.buf.Len())
 	return st.send.sendable() && st.prio.pref == sched.NoPreference &&
-		s.streams.queued > k && fast.BytesInFlight+fast.BytesQueued > 0 &&
-		waitForFaster(fast, &sn.snap[i], k)
+		waitForFaster(&sn.snap[f], &sn.snap[i], uint64(st.send.buf.Len()))
 }
 
 // restoreHeld puts the streams fillForLocked held back at the front of the
