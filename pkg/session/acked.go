@@ -135,7 +135,7 @@ func (s *Session) ackedLocked(g *segment, now time.Time, v *ackView) {
 		s.ccAckedLocked(p, n, cwnd)
 		p.rate.acked(now, n, max(srtt, 10*time.Millisecond))
 		if s.obs != nil {
-			s.obsAckedLocked(now, p.id, g.seq, n, g.sentAt) // delivered by the send loop (obsqueue.go)
+			s.obsAckedLocked(now, p.id, g.seq, n, g.sentAt) // delivered by the send pass (obsqueue.go)
 		}
 	}
 	putSegBuf(g.data) // the writer copies data under s.mu, so nothing else holds it

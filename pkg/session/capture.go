@@ -48,16 +48,18 @@ func (s *Session) tapSegments(p *path, b []byte) {
 // with the view it was made from, with Session.mu held.
 var viewTap func(p *path, now time.Time, v linkView)
 
-// loopWoke, if set, is called each time one of a session's timer loops
-// (sendLoop, ackLoop) wakes up, with the reason, before it does anything.
+// loopWoke, if set, is called each time the session's loop wakes up for
+// one of its passes (loop.go: sendPass, ackPass), with the reason, before
+// the pass runs; a timer wake-up for both passes reports each.
 var loopWoke func(s *Session, loop loopID, why wakeReason)
 
-// loopID names a session loop that sleeps on a timer.
+// loopID names a pass of the session's loop, each with its own wake
+// channel and deadline.
 type loopID uint8
 
 const (
-	loopSend loopID = iota // sendLoop
-	loopAck                // ackLoop
+	loopSend loopID = iota // sendPass
+	loopAck                // ackPass
 )
 
 // wakeReason is why a loop woke.

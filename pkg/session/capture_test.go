@@ -64,7 +64,7 @@ type capture struct {
 type wakeCount [2][2]int
 
 func (w wakeCount) String() string {
-	return fmt.Sprintf("sendLoop %d poked + %d timer, ackLoop %d poked + %d timer",
+	return fmt.Sprintf("send pass %d poked + %d timer, ack pass %d poked + %d timer",
 		w[loopSend][wokePoked], w[loopSend][wokeTimer], w[loopAck][wokePoked], w[loopAck][wokeTimer])
 }
 

@@ -5,13 +5,13 @@ import (
 	"time"
 )
 
-// The send and ack loops sleep until the earliest deadline of their timer
+// The session's loop (loop.go) sleeps until the earliest deadline of its timer
 // functions. Each timer function takes now, does what is due at now, and
 // returns its next deadline: the zero time when only an event (a packet, a
 // write, a path change) can give it work, else a time after now. A deadline
 // at or before now would be a bug of the function that returned it, and a
-// loop that armed it would spin; the loops refuse it instead (and count it,
-// so that tests can tell), and sleep until another deadline or an event.
+// loop that armed it would spin; the loop refuses it instead (and counts it,
+// so that tests can tell), and sleeps until another deadline or an event.
 
 // timerID names a loop's timer function.
 type timerID uint8
@@ -22,8 +22,8 @@ const (
 	timerSchedule                // scheduleLocked: the scheduler's RetryAt, opportunistic reinjection
 	timerAckProbe                // ackProbeLocked: AckReq (persist timer)
 	timerProbe                   // probeLocked: pings of silent paths
-	timerAck                     // the ack loop: delayed Acks
-	timerReport                  // the ack loop: receiver reports
+	timerAck                     // ackPass: delayed Acks
+	timerReport                  // ackPass: receiver reports
 	timerLoss                    // dgLossLocked: loss of segments sent in datagrams
 	numTimers
 )

@@ -168,7 +168,7 @@ func (s *Session) dgLostLocked(p *path, g *segment, now time.Time) {
 	p.dg.lost++
 	s.stats.dgLost++
 	if s.obs != nil {
-		s.obsLostLocked(now, p.id, g.seq) // delivered by the send loop (obsqueue.go)
+		s.obsLostLocked(now, p.id, g.seq) // delivered by the send pass (obsqueue.go)
 	}
 	if g.sentOn == 0 && !g.inRetrans {
 		g.inRetrans = true

@@ -24,7 +24,7 @@ type InflightSample struct {
 // called (before any session starts and after the last one ended).
 func RecordInflight() (stop func() []InflightSample) {
 	forceTracer = true
-	var mu sync.Mutex // both ends' send loops record
+	var mu sync.Mutex // both ends' send passes record
 	var out []InflightSample
 	viewTap = func(p *path, now time.Time, v linkView) {
 		if p.conn == nil {

@@ -275,7 +275,7 @@ func (s *Session) reinjectLocked(p *path, now time.Time, keepPins bool) (n uint6
 		s.snd.retrans = append(s.snd.retrans, g.seq)
 		n++
 		if s.obs != nil {
-			s.obsLostLocked(now, p.id, g.seq) // delivered by the send loop (obsqueue.go)
+			s.obsLostLocked(now, p.id, g.seq) // delivered by the send pass (obsqueue.go)
 		}
 	}
 	poke(s.wake)

@@ -92,7 +92,7 @@ func requestResponse(t *testing.T, tb *testbed, reqN, respN int) {
 }
 
 // Issue 19, finding 4: "Idle is not idle. ... When no other path is
-// active, the probe deadline is already in the past, so the send loop
+// active, the probe deadline is already in the past, so the send pass
 // re-arms a 1 ms timer about 1,000 times a second. An idle server session
 // wakes 20 times a second", and What to build, item 5: "No timer fires
 // while idle beyond what the user configured (keep-alive, path probing)."
@@ -131,15 +131,15 @@ func idleSendsNothing(t *testing.T, npaths int, idle time.Duration) {
 		// Nothing pokes an idle loop: not the ACKs of quic-go's
 		// keep-alives (setRoomWakes), not its PINGs (no data).
 		if got := r.wakes[loopSend][wokePoked]; got > 0 {
-			t.Errorf("%d paths, %s: sendLoop poked %d times in %v idle (%d QUIC packets in), want none", npaths, end.name, got, idle, r.pktsIn)
+			t.Errorf("%d paths, %s: the send pass poked %d times in %v idle (%d QUIC packets in), want none", npaths, end.name, got, idle, r.pktsIn)
 		}
 		// Timer wake-ups: the server's IdleTimeout (DefaultIdleTimeout,
 		// 5 min) at most once per 5 minutes, nothing else.
 		if got := r.wakes[loopSend][wokeTimer]; got > int(idle/DefaultIdleTimeout)+1 {
-			t.Errorf("%d paths, %s: sendLoop's timer fired %d times in %v idle, want ≤ %d", npaths, end.name, got, idle, int(idle/DefaultIdleTimeout)+1)
+			t.Errorf("%d paths, %s: the send pass's timer fired %d times in %v idle, want ≤ %d", npaths, end.name, got, idle, int(idle/DefaultIdleTimeout)+1)
 		}
 		if got := r.wakes[loopAck][wokePoked] + r.wakes[loopAck][wokeTimer]; got > 0 {
-			t.Errorf("%d paths, %s: ackLoop woke %d times in %v idle, want none", npaths, end.name, got, idle)
+			t.Errorf("%d paths, %s: the ack pass woke %d times in %v idle, want none", npaths, end.name, got, idle)
 		}
 		// quic-go's keep-alives: the client's PING per defaultKeepAlive
 		// (15 s) and its ACK, per path, give or take (a Listener sends none

@@ -21,7 +21,7 @@ import (
 )
 
 // sendAll frames and "sends" on the fake path everything the peer's window
-// lets out, as the send loop would, and returns the bytes kept for
+// lets out, as the send pass would, and returns the bytes kept for
 // retransmission.
 func (sp *scriptedPeer) sendAll() uint64 {
 	s := sp.s

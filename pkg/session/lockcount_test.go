@@ -40,7 +40,7 @@ func countedUpload(t *testing.T, start func(tb *testbed)) *testbed {
 //	go test -tags lockcount -run TestLockOpsPerSegment -v ./pkg/session/
 //
 // A 4 MiB upload over one emulated path: acquisitions of each session's
-// s.mu and of the sender's schedMu, wake-ups of the sender's send loop,
+// s.mu and of the sender's schedMu, wake-ups of the sender's loop (send pass),
 // and each side's goroutine handoffs, per segment the sender cut.
 func TestLockOpsPerSegment(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -76,7 +76,7 @@ func TestLockOpsPerSegment(t *testing.T) {
 		}
 		// Issue 30, must show: "goroutine handoffs per segment, each
 		// counted" (handoffCount: returns from waits on another goroutine,
-		// the session's or quic-go's). 0.58 for the sender (the send loop,
+		// the session's or quic-go's). 0.58 for the sender (the send pass,
 		// the path writer's batches and its wake-ups, Write's waits) and
 		// 1.90 for the receiver (a Read woken per frame that arrives while
 		// it waits, and a read of quic-go's stream per packet or two) on

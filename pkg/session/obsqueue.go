@@ -11,7 +11,7 @@ import (
 // its own lock, sender.schedMu, which only scheduler calls take: the send
 // loop for Decide (schedule.go) and for the observations below, a path's
 // writer when its path asks for data (decideOnPull, pull.go; it only tries
-// the lock, and leaves the decision to the send loop if it is taken), and
+// the lock, and leaves the decision to the send pass if it is taken), and
 // SendDatagram for DecideDatagram. Lock order: schedMu before s.mu, never
 // the other way, so a scheduler or an observer may call methods that take
 // s.mu (Stats, Paths); Stream.Read, Stream.Write and the path readers never
@@ -64,7 +64,7 @@ const maxObsReports = 16
 // Bound: at most max events pending (obsQueueMax: twice the segments
 // MaxUnackedBytes allows in flight, plus 256), about 72 bytes each. Each
 // unacknowledged segment yields at most one SegmentAcked per path that
-// carried it and one SegmentLost per reinjection, and the send loop drains
+// carried it and one SegmentLost per reinjection, and the send pass drains
 // the queue each time it runs (every Ack wakes it), so the bound is reached
 // only when a scheduler call blocks for long while many paths acknowledge
 // copies. Events beyond it are dropped and counted (dropped), never waited

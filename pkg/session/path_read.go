@@ -122,7 +122,7 @@ func (b *segReader) fill() error {
 }
 
 // maxReadBatch bounds the segments handled under one acquisition of s.mu,
-// so that a stream reader or the ack loop waits for the lock no longer than
+// so that a stream reader or the ack pass waits for the lock no longer than
 // that.
 const maxReadBatch = 16
 

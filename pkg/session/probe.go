@@ -119,7 +119,7 @@ type probeState struct {
 //
 // Where only new data can change the verdict (no other path receives
 // data, or its last data is not recent enough), there is no deadline: the
-// other paths' tracers poke the send loop at their next packet with data
+// other paths' tracers poke the send pass at their next packet with data
 // (tracer.dataWake; without a tracer, their readers: statsView.dataWake). A failure is seen by checkPathsLocked on the same
 // pass.
 func (s *Session) probeLocked(now time.Time, ping, rejoin []*path) ([]*path, []*path, time.Time) {

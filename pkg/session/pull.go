@@ -31,7 +31,7 @@ import (
 //     limiter lets the rest through and marks the path pulled, and
 //     WriteWithLimit returns ErrWriteLimitReached without the pad;
 //   - the writer, woken by that return, runs the scheduler at once on its
-//     own goroutine (decideOnPull; the send loop if the scheduler is busy),
+//     own goroutine (decideOnPull; the send pass if the scheduler is busy),
 //     which decides what, if anything, the path gets: one goroutine hand-off
 //     from quic-go's packer to the decision and back. A scheduler that
 //     declines (BLEST and ECF waiting for a faster path) leaves the path
@@ -197,8 +197,8 @@ func (s *Session) writeLoop(p *path) {
 // for more than it had, on the writer's goroutine: unless p already has
 // segments waiting, or the scheduler is busy (another writer or the send
 // loop holds it, maybe with a snapshot from before the pull), in which case
-// the send loop decides. A deadline the scheduler asks for (RetryAt, the
-// opportunistic reinjection's) is the send loop's to keep, so it is poked
+// the send pass decides. A deadline the scheduler asks for (RetryAt, the
+// opportunistic reinjection's) is the send pass's to keep, so it is poked
 // then too.
 func (s *Session) decideOnPull(p *path) {
 	if !s.snd.schedMu.TryLock() {
@@ -209,7 +209,7 @@ func (s *Session) decideOnPull(p *path) {
 	s.mu.Lock()
 	var retry time.Time
 	if !s.closed && len(p.queue) == 0 {
-		s.setRoomWakes(true) // as the send loop does before its scheduler reads the windows
+		s.setRoomWakes(true) // as the send pass does before its scheduler reads the windows
 		retry = s.scheduleLocked(now)
 	}
 	observed := s.snd.obsq.takeLocked()

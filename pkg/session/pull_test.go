@@ -24,7 +24,7 @@ import (
 // methods."
 //
 // The limiter runs here while the test holds every lock of the session
-// (Session.mu and the scheduler's lock) and the send loop's wake channel is
+// (Session.mu and the scheduler's lock) and the send pass's wake channel is
 // full: it must still answer every call, let through exactly what is left
 // of the write's segments, never more, and mark a pull when asked for more.
 // The path has no QUIC connection or stream, and the writer's shared state
@@ -231,7 +231,7 @@ func (f *firstOnly) Decide(c *sched.ConnInfo, paths []sched.PathInfo) sched.Deci
 // and ECF waiting for a faster one) must not make that path ask again and
 // again. The server's scheduler declines its second path for the first 2 s
 // of a download over two paths: the second path carries nothing then, its
-// limiter is never asked (it has nothing in quic-go), and the send loop
+// limiter is never asked (it has nothing in quic-go), and the send pass
 // wakes no more often than with the path left out. After 2 s the next
 // decision (the first path's pull, or an Ack) gives it data, with no timer.
 func TestDeclinedPullLeavesPathIdle(t *testing.T) {
@@ -306,14 +306,14 @@ func TestDeclinedPullLeavesPathIdle(t *testing.T) {
 			t.Errorf("the second path carried nothing after it was allowed: batches %v", batches)
 		}
 		// While declined, the second path adds no wake-ups of its own: the
-		// send loop wakes as often as with the path left out (give or take
+		// send pass wakes as often as with the path left out (give or take
 		// 5% and the second path's join), and its timer no more.
 		total := func(w wakeCount) int { return w[loopSend][wokePoked] + w[loopSend][wokeTimer] }
 		if got, want := total(wakes), total(base); float64(got) > 1.05*float64(want)+10 {
-			t.Errorf("in the first 2 s the send loop woke %d times, with one path %d: the declined path keeps asking", got, want)
+			t.Errorf("in the first 2 s the send pass woke %d times, with one path %d: the declined path keeps asking", got, want)
 		}
 		if got, want := wakes[loopSend][wokeTimer], base[loopSend][wokeTimer]; got > want+2 {
-			t.Errorf("in the first 2 s the send loop's timer fired %d times, with one path %d", got, want)
+			t.Errorf("in the first 2 s the send pass's timer fired %d times, with one path %d", got, want)
 		}
 	})
 }
@@ -482,7 +482,7 @@ func TestIdlePullPathsStayIdle(t *testing.T) {
 				t.Errorf("%s: %v while idle, want no pokes", name, w)
 			}
 			if got, max := w[loopSend][wokeTimer], int(10*time.Minute/DefaultIdleTimeout)+1; got > max {
-				t.Errorf("%s: send loop's timer fired %d times while idle, want ≤ %d (IdleTimeout)", name, got, max)
+				t.Errorf("%s: send pass's timer fired %d times while idle, want ≤ %d (IdleTimeout)", name, got, max)
 			}
 			if n := len(c.since(m, s)); n > 0 {
 				t.Errorf("%s: sent %d times while idle", name, n)

@@ -41,7 +41,7 @@ type receiver struct {
 	repOOO      uint64
 	repHoL      time.Duration
 	repDupBytes uint64
-	repArmed    bool // the ack loop saw something received in this interval (reportDueLocked)
+	repArmed    bool // the ack pass saw something received in this interval (reportDueLocked)
 
 	// series
 	nextSample  time.Time     // end of the series step in progress
@@ -264,61 +264,6 @@ func (s *Session) ackPathLocked() *path {
 	return recent
 }
 
-// ackLoop sends Acks when due, and a receiver report at the end of every
-// ReportInterval in which something was received (reportDueLocked). With
-// no Ack pending and nothing received, it sleeps without a timer.
-func (s *Session) ackLoop() {
-	timer := newStoppedTimer()
-	defer timer.Stop()
-	var a wire.Ack
-	var rep wire.Report
-	var buf []byte
-	for {
-		select {
-		case <-s.ackWake:
-			s.woke(loopAck, wokePoked)
-		case <-timer.C:
-			s.woke(loopAck, wokeTimer)
-		case <-s.done:
-			return
-		}
-		s.mu.Lock()
-		d := deadline{now: s.now()} // under the lock: no event of the state read below is later
-		now := d.now
-		if s.closed {
-			s.mu.Unlock()
-			return
-		}
-		var ack, report []byte
-		var p *path
-		r := &s.rcv
-		if !r.ackDue.IsZero() && !now.Before(r.ackDue) {
-			buf = s.buildAckLocked(buf[:0], &a)
-			ack = buf
-		}
-		d.add(timerAck, r.ackDue)
-		due, next := s.reportDueLocked(now)
-		if due {
-			report = wire.AppendReport(nil, s.reportLocked(now, &rep))
-			_, next = s.reportDueLocked(now) // the interval that begins now
-		}
-		d.add(timerReport, next)
-		if ack != nil || report != nil {
-			p = s.ackPathLocked()
-		}
-		s.mu.Unlock()
-		if p != nil {
-			if ack != nil {
-				_ = p.sendDatagram(ack)
-			}
-			if report != nil {
-				_ = p.sendDatagram(report)
-			}
-		}
-		d.arm(timer, s.now())
-	}
-}
-
 // reportDueLocked is the receiver reports' timer function: whether a
 // report is due at now, and when the next one will be (zero: none until
 // something arrives).
@@ -327,7 +272,7 @@ func (s *Session) ackLoop() {
 // which data waited for a missing segment (its head-of-line time is the
 // news). An interval in which neither happened is not reported, and no
 // timer runs while nothing arrives: an idle session sends no reports. The
-// interval that follows an idle one starts at the ack loop's first wake-up
+// interval that follows an idle one starts at the ack pass's first run
 // after data came back (the first segment pokes it at once), not at the
 // last report, so that its goodput is not averaged over the idle time.
 func (s *Session) reportDueLocked(now time.Time) (due bool, next time.Time) {
@@ -403,7 +348,7 @@ func (s *Session) reportReceived(w *wire.Report) {
 		DuplicateBytes: w.DuplicateBytes,
 	}
 	s.mu.Lock()
-	s.obsReportLocked(s.now(), rep) // delivered by the send loop (obsqueue.go)
+	s.obsReportLocked(s.now(), rep) // delivered by the send pass (obsqueue.go)
 	s.mu.Unlock()
 	poke(s.wake)
 }

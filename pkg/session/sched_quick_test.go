@@ -71,7 +71,7 @@ func TestQuickSchedulerDecidesUnderLock(t *testing.T) {
 				t.Errorf("a Quick scheduler decided %d times with s.mu free, want always held", free)
 			}
 			// Not Quick: s.mu is released around Decide, so TryLock fails
-			// only when another goroutine (a path reader, the Ack loop)
+			// only when another goroutine (a path reader, the ack pass)
 			// holds it at that moment.
 			if !quick && 2*free < n {
 				t.Errorf("a scheduler that is not Quick found s.mu held in %d of %d decisions", held, n)

@@ -3,7 +3,6 @@ package session
 import (
 	"time"
 
-	"github.com/mpqsched/mpqsched/pkg/wire"
 	"github.com/mpqsched/mpqsched/sched"
 )
 
@@ -272,85 +271,6 @@ func (sn *sender) pathRemoved(slot int) {
 	bit := uint64(1) << uint(slot)
 	for _, g := range sn.segs {
 		g.sentOn &^= bit
-	}
-}
-
-// sendLoop runs the scheduler whenever something changed, and the sender's
-// timer functions at their deadlines (deadline.go): an idle session's loop
-// sleeps without a timer.
-func (s *Session) sendLoop() {
-	timer := newStoppedTimer()
-	defer timer.Stop()
-	if s.onDone != nil {
-		defer s.onDone()
-	}
-	var pings, rejoins []*path
-	for {
-		select {
-		case <-s.wake:
-			s.woke(loopSend, wokePoked)
-		case <-timer.C:
-			s.woke(loopSend, wokeTimer)
-		case <-s.done:
-			return
-		}
-		d := deadline{now: s.now()}
-		now := d.now
-		s.snd.schedMu.Lock() // before s.mu (obsqueue.go)
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			s.snd.schedMu.Unlock()
-			return
-		}
-		d.add(timerPaths, s.checkPathsLocked(now))
-		d.add(timerLoss, s.dgLossLocked(now))
-		s.ccLossesLocked()
-		d.add(timerTimeouts, s.timeoutsLocked(now))
-		if s.closed {
-			s.mu.Unlock()
-			s.snd.schedMu.Unlock()
-			return
-		}
-		// Probing before scheduling: a path whose first packet after a long
-		// outage arrived in this pass (checkPathsLocked found it live again)
-		// is marked rejoining before the scheduler sees it, and is then
-		// given nothing while another path is live (path.info, snapRules;
-		// TestRejoiningPathTakesNoSegments).
-		var pingNext time.Time
-		pings, rejoins, pingNext = s.probeLocked(now, pings[:0], rejoins[:0])
-		d.add(timerProbe, pingNext)
-		s.setRoomWakes(true)                        // before the scheduler reads the windows
-		d.add(timerSchedule, s.scheduleLocked(now)) // releases s.mu while the scheduler decides
-		if s.closed {
-			s.mu.Unlock()
-			s.snd.schedMu.Unlock()
-			return
-		}
-		probe, probeNext := s.ackProbeLocked(now)
-		d.add(timerAckProbe, probeNext)
-		if s.drainedLocked() {
-			s.setRoomWakes(false)
-		}
-		observed := s.snd.obsq.takeLocked()
-		s.mu.Unlock()
-		if observed {
-			s.obsDeliver() // what this round learned; later events wake the loop again
-		}
-		s.snd.schedMu.Unlock()
-		if probe != nil {
-			_ = probe.sendDatagram([]byte{wire.TypeAckReq})
-		}
-		for _, p := range pings {
-			_ = p.sendDatagram([]byte{wire.TypePing})
-			s.sendPathProbe(p) // outside QUIC: the connection may be stuck (probe_udp.go)
-			s.reportSilence(p)
-		}
-		for _, p := range rejoins {
-			s.wg.Add(1)
-			go func() { defer s.wg.Done(); s.rejoinPath(p) }()
-		}
-		d.arm(timer, s.now())
 	}
 }
 

@@ -52,7 +52,7 @@
 //     application that does not keep up loses the oldest events
 //     (PathEvent.Dropped counts them).
 //   - The scheduler (Config.Scheduler, NewScheduler) and its observers are
-//     called one at a time, from the send loop, a path's writer (when its
+//     called one at a time, from the send pass, a path's writer (when its
 //     path asks for data: pull.go) or a SendDatagram caller,
 //     with no lock held that Read, Write or the path readers need: a slow
 //     Decide delays sending only. They may call Stats, Paths and the like,
@@ -450,8 +450,8 @@ type Session struct {
 	closed     bool
 	closeErr   error
 	done       chan struct{} // closed when the session is closed
-	wake       chan struct{} // pokes the send loop
-	ackWake    chan struct{} // pokes the ack loop
+	wake       chan struct{} // pokes the loop's send pass (loop.go)
+	ackWake    chan struct{} // pokes the loop's ack pass
 	wg         sync.WaitGroup
 	life       lifecycle  // open → closing/draining → closed, and what the session owns (lifecycle.go)
 	log        logQueue   // Config.Logf, called outside every lock (logq.go)
@@ -469,7 +469,7 @@ type Session struct {
 	srcIP      string           // server side: the first path's source IP (Listener.perIP)
 	firstConn  *quic.Conn       // the first path's connection (ConnectionState), set once
 	lastAddr   pathAddrs        // the addresses of the last path installed or removed (LocalAddr, RemoteAddr), under mu
-	onDone     func()           // if set (before run), called once the session has ended, from its send loop (Listener.forget)
+	onDone     func()           // if set (before run), called once the session has ended, from its loop (Listener.forget)
 
 	streams streamSet
 	dgram   datagrams // application datagrams (datagram.go)
@@ -514,11 +514,11 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 	return s, nil
 }
 
-// start launches the session-wide goroutines.
+// run launches the session's loop (loop.go), its one session-wide
+// goroutine; each path adds its own (path.go).
 func (s *Session) run() {
-	s.wg.Add(2)
-	go func() { defer s.wg.Done(); s.sendLoop() }()
-	go func() { defer s.wg.Done(); s.ackLoop() }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.loop() }()
 }
 
 // Scheduler returns the name of the session's scheduler.

@@ -45,7 +45,7 @@ import (
 //     segments, whichever is later; the mean gap between packets from the
 //     same readings;
 //   - a wake-up per ACK: none. A path asks for data itself when quic-go has
-//     room for it (pull.go), and the session's Acks wake the send loop. A
+//     room for it (pull.go), and the session's Acks wake the send pass. A
 //     path that asked has room for a segment in the scheduler's view
 //     (path.info), as quic-go sends a full packet whenever its bytes in
 //     flight are below its window, unless another path refills its window
@@ -107,7 +107,7 @@ type statsView struct {
 	lastRecv   time.Time // when PacketsReceived was last seen to grow, or segments arrived
 	lastData   time.Time // segments last arrived (path_read.go)
 	dataSince  time.Time
-	dataWake   bool // poke the send loop at the next segments (probe.go)
+	dataWake   bool // poke the send pass at the next segments (probe.go)
 	gap        time.Duration
 	lossRate   float64
 }
@@ -249,7 +249,7 @@ func (sv *statsView) probing() bool {
 }
 
 // segmentsArrived records that p's reader took segments at now (s.mu held):
-// a packet with data arrived. It reports whether the send loop asked to be
+// a packet with data arrived. It reports whether the send pass asked to be
 // woken by it (probe.go).
 func (sv *statsView) segmentsArrived(now time.Time) (wake bool) {
 	if sv.lastData.IsZero() || now.Sub(sv.lastData) >= activeWindow {

@@ -70,7 +70,7 @@ func (l *frameLog) filter(f func(sentFrame) bool) (out []sentFrame) {
 	return out
 }
 
-// sentFrames frames what the session has to send (as its send loop would,
+// sentFrames frames what the session has to send (as its send pass would,
 // within the windows the peer granted) and returns the frames, parsed. The
 // bytes are consumed as if sent and acknowledged.
 func (sp *scriptedPeer) sentFrames() *frameLog {

@@ -12,7 +12,7 @@ import (
 
 // tracer collects one path connection's congestion-control signals from
 // quic-go's qlog events. RecordEvent runs on the connection's goroutine, so
-// it only updates fields under its own small mutex and pokes the send loop.
+// it only updates fields under its own small mutex and pokes the send pass.
 type tracer struct {
 	mu          sync.Mutex
 	srtt        time.Duration
@@ -171,12 +171,12 @@ func carriesData(fs []qlog.Frame) bool {
 	return false
 }
 
-// setRoomWakes says whether the paths' tracers poke the send loop when a
+// setRoomWakes says whether the paths' tracers poke the send pass when a
 // path's window room grows (paths without a tracer ask for data themselves
 // when quic-go has room: pull.go). Room matters only while the session has data
 // that is not yet acknowledged (to send, to send again or to copy); an idle
 // session's loop need not wake for the ACK of each quic-go keep-alive. The
-// send loop turns the pokes on before its scheduler reads the windows (so
+// send pass turns the pokes on before its scheduler reads the windows (so
 // that no growth after that read goes unnoticed) and off after a pass that
 // left everything acknowledged; new data pokes the loop on its own.
 // s.mu is held.
