@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/quic-go/quic-go"
 )
@@ -95,20 +94,7 @@ func receivedBelow(reason string, sent uint64) uint64 {
 
 // appCloseReason is the reason phrase carrying e (see codeApplication).
 func appCloseReason(e *ApplicationError) string {
-	r := e.Reason
-	if len(r) > maxCloseReason {
-		// Back to the start of the rune that straddles the cut, no further:
-		// a reason that is not UTF-8 is cut at the limit.
-		i := maxCloseReason
-		for i > maxCloseReason-utf8.UTFMax && !utf8.RuneStart(r[i]) {
-			i--
-		}
-		if !utf8.RuneStart(r[i]) {
-			i = maxCloseReason
-		}
-		r = r[:i]
-	}
-	return strconv.FormatUint(uint64(e.Code), 10) + " " + r
+	return strconv.FormatUint(uint64(e.Code), 10) + " " + cutReason(e.Reason, maxCloseReason)
 }
 
 // parseAppClose decodes the peer's application close from the reason

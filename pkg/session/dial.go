@@ -119,7 +119,7 @@ func DialPath(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *
 		return nil, err
 	}
 	if err := s.attach(p); err != nil {
-		p.conn.CloseWithError(codeInternal, err.Error())
+		closeConn(p.conn, codeInternal, err.Error())
 		s.disown(p.qtr)
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (s *Session) AddPath(ctx context.Context, pc net.PacketConn, remote net.Add
 	}
 	if err := s.attach(p); err != nil {
 		// The server may have attached it: remove it there as one path.
-		p.conn.CloseWithError(codePathRemoved, err.Error())
+		closeConn(p.conn, codePathRemoved, err.Error())
 		s.disown(p.qtr)
 		return 0, err
 	}
@@ -231,7 +231,7 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 		return nil, errPlainChosen
 	}
 	fail := func(err error) (*path, error) {
-		conn.CloseWithError(codeInternal, err.Error())
+		closeConn(conn, codeInternal, err.Error())
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.HandshakeTimeout)
@@ -269,7 +269,7 @@ func (s *Session) dialAttempt(ctx context.Context, tr *quic.Transport, remote ne
 	select {
 	case got = <-ch:
 	case <-ctx.Done():
-		conn.CloseWithError(codeInternal, "handshake timeout")
+		closeConn(conn, codeInternal, "handshake timeout")
 		<-ch
 		return nil, ctx.Err()
 	}

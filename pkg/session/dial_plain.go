@@ -100,7 +100,7 @@ func DialAny(ctx context.Context, pc net.PacketConn, remote net.Addr, tlsConf *t
 		return nil, nil, err
 	}
 	if err := s.attach(p); err != nil {
-		p.conn.CloseWithError(codeInternal, err.Error())
+		closeConn(p.conn, codeInternal, err.Error())
 		s.disown(p.qtr)
 		return nil, nil, err
 	}

@@ -169,7 +169,7 @@ func (s *Session) dialJoin(ctx context.Context, tr *quic.Transport, remote net.A
 		return nil, fmt.Errorf("session: dial %v: %w", remote, err)
 	}
 	fail := func(err error) (*path, error) {
-		conn.CloseWithError(codeInternal, err.Error())
+		closeConn(conn, codeInternal, err.Error())
 		return nil, err
 	}
 	frame := wire.AppendHandshake(nil, join)
@@ -281,7 +281,7 @@ func (s *Session) awaitHandshake(p *path, gone bool) bool {
 		return true
 	case <-p.conn.Context().Done():
 	case <-t.C:
-		p.conn.CloseWithError(codeProtocol, "handshake timeout")
+		closeConn(p.conn, codeProtocol, "handshake timeout")
 	case <-s.done:
 		return false
 	}

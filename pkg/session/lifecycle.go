@@ -193,7 +193,7 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 	drain := min(max(3*pto, minDrain), maxDrain)
 	go func() {
 		for _, c := range conns {
-			c.CloseWithError(code, msg)
+			closeConn(c, code, msg)
 		}
 		// RFC 9000 §10.2.1: a closing endpoint answers the peer's packets
 		// with its CONNECTION_CLOSE for three PTOs, which quic-go does only

@@ -207,7 +207,7 @@ func (l *Listener) refuse(conn *quic.Conn, kind, why string) {
 	l.refused++
 	l.limits.event(time.Now(), kind, why)
 	l.mu.Unlock()
-	conn.CloseWithError(codeRefused, "refused: "+why)
+	closeConn(conn, codeRefused, "refused: "+why)
 }
 
 // Refused counts the connections the listener refused because a limit was
@@ -249,7 +249,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 	defer cancel()
 	in, err := conn.AcceptUniStream(ctx)
 	if err != nil {
-		conn.CloseWithError(codeProtocol, "no session handshake")
+		closeConn(conn, codeProtocol, "no session handshake")
 		return
 	}
 	r := bufio.NewReaderSize(in, handshakeReadBuf)
@@ -257,7 +257,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 	f, err := wire.ReadHandshake(r)
 	stop()
 	if err != nil {
-		conn.CloseWithError(codeProtocol, "bad session handshake")
+		closeConn(conn, codeProtocol, "bad session handshake")
 		return
 	}
 	// Only an early Join is handled before the connection's handshake
@@ -265,7 +265,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 	j, _ := f.(*wire.Join)
 	early := j != nil && j.Early
 	if !early && !handshakeDone(ctx, conn) {
-		conn.CloseWithError(codeProtocol, "handshake timeout")
+		closeConn(conn, codeProtocol, "handshake timeout")
 		return
 	}
 	t, _ := conn.Context().Value(tracerKey{}).(*tracer) // nil: the Listener keeps no tracers (signals.go)
@@ -273,17 +273,17 @@ func (l *Listener) handshake(conn *quic.Conn) {
 	switch f := f.(type) {
 	case wire.Hello:
 		if s, err = newSession(l.cfg, false, l.tlsConf); err != nil {
-			conn.CloseWithError(codeInternal, err.Error())
+			closeConn(conn, codeInternal, err.Error())
 			return
 		}
 		s.streams.peerParams(f.Params)
 		s.streams.budget = l.budget
 		if _, err := rand.Read(s.id[:]); err != nil {
-			conn.CloseWithError(codeInternal, err.Error())
+			closeConn(conn, codeInternal, err.Error())
 			return
 		}
 		if s.joinKey, err = exportJoinKey(conn); err != nil {
-			conn.CloseWithError(codeInternal, err.Error())
+			closeConn(conn, codeInternal, err.Error())
 			return
 		}
 		// Register before the Accept goes out: the client dials its joins
@@ -311,7 +311,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		var binding [32]byte
 		if !early {
 			if binding, err = exportBinding(conn); err != nil {
-				conn.CloseWithError(codeInternal, err.Error())
+				closeConn(conn, codeInternal, err.Error())
 				return
 			}
 		}
@@ -328,11 +328,11 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		l.mu.Unlock()
 		if !ok {
 			l.log.printf("session: rejected a join from %v", conn.RemoteAddr())
-			conn.CloseWithError(codeJoinRejected, "join rejected")
+			closeConn(conn, codeJoinRejected, "join rejected")
 			return
 		}
 	default:
-		conn.CloseWithError(codeProtocol, "unexpected handshake frame")
+		closeConn(conn, codeProtocol, "unexpected handshake frame")
 		return
 	}
 	s.mu.Lock()
@@ -359,7 +359,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 			l.refuse(conn, "paths", err.Error())
 			return
 		}
-		conn.CloseWithError(codeInternal, err.Error())
+		closeConn(conn, codeInternal, err.Error())
 		if first {
 			l.forget(s)
 			s.abort(err) // ends any join that attached meanwhile

@@ -413,7 +413,7 @@ func (s *Session) removeLocked(p *path, now time.Time) {
 	poke(p.notify)
 	poke(s.wake)
 	c := p.conn
-	go c.CloseWithError(codePathRemoved, "path removed")
+	go closeConn(c, codePathRemoved, "path removed")
 }
 
 // RemovePath closes the path with the given ID; its unacknowledged data is

@@ -271,7 +271,7 @@ func (s *Session) rejoinPath(p *path) {
 	}
 	np.qtr, np.remote, np.sendErrs = p.qtr, p.remote, p.sendErrs
 	if s.closed || s.slots[p.slot] != p {
-		go np.conn.CloseWithError(codePathRemoved, "path removed")
+		go closeConn(np.conn, codePathRemoved, "path removed")
 		return
 	}
 	s.logf("session %x: path %d back after an outage: joined again as path %d", s.id[:4], p.id, np.id)
@@ -281,7 +281,7 @@ func (s *Session) rejoinPath(p *path) {
 	err = s.attach(np)
 	s.mu.Lock()
 	if err != nil {
-		go np.conn.CloseWithError(codePathRemoved, err.Error())
+		go closeConn(np.conn, codePathRemoved, err.Error())
 	}
 }
 
