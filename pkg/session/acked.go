@@ -62,7 +62,6 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 	if sn.lowestUnsent < sn.base {
 		sn.lowestUnsent = sn.base
 	}
-	sn.peerAnnounced = max(sn.peerAnnounced, a.Limit)
 	sn.raiseLimit()
 	sn.lastAck, sn.probeAt, sn.probeBackoff = now, time.Time{}, 0
 	if len(sn.segs) == 0 {

@@ -34,7 +34,7 @@ func ackSender(tb testing.TB, n uint64) (*Session, *wire.Ack) {
 	sn.inflightBytes = n * 1200
 	// Ranges [1+k·w, (k+1)·w) for k = 0..MaxAckRanges−1 with a one-segment
 	// gap between them: together they name nearly every segment above 0.
-	a := &wire.Ack{Cum: 0, Limit: 64 << 20}
+	a := &wire.Ack{Cum: 0}
 	w := (n - 1) / wire.MaxAckRanges
 	for k := uint64(0); k < wire.MaxAckRanges; k++ {
 		start, end := 1+k*w+1, 1+(k+1)*w
@@ -87,7 +87,7 @@ func TestAckCostProportionalToNewlyAcked(t *testing.T) {
 			len(a.Ranges), ackWideSegments, per, 2*wire.MaxAckRanges)
 	}
 	// What is newly acknowledged is still acknowledged: the gaps.
-	gaps := &wire.Ack{Cum: ackWideSegments, Limit: 64 << 20}
+	gaps := &wire.Ack{Cum: ackWideSegments}
 	if err := s.ackReceived(gaps); err != nil {
 		t.Fatal(err)
 	}

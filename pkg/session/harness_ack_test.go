@@ -1,6 +1,7 @@
 package session
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -103,8 +104,8 @@ func TestHarnessAckReqAnsweredAtOnce(t *testing.T) {
 		if rtt := at.Sub(sent); rtt > 2*delay+time.Millisecond {
 			t.Errorf("Ack %v after the AckReq, want one round trip (%v), not the Ack delay", rtt, 2*delay)
 		}
-		if again.Limit != first.Limit {
-			t.Errorf("limit %d, then %d with nothing read", first.Limit, again.Limit)
+		if !reflect.DeepEqual(again, first) {
+			t.Errorf("%v, then %v with nothing new received", first, again)
 		}
 		tc.wantIdle("one Ack per request")
 	})

@@ -102,34 +102,30 @@ func TestHarnessMaxStreamDataNeverLowers(t *testing.T) {
 	})
 }
 
-// RFC 9000 §4.1, as above, for the connection limit (MAX_DATA; the
-// session's is the Limit of an Ack): of two Acks, the later with the lower
-// limit (reordered), the higher limit holds.
+// RFC 9000 §4.1, as above, for the connection limit: "A sender MUST ignore
+// any MAX_DATA or MAX_STREAM_DATA frames that do not increase flow control
+// limits." The peer grants 100,000 bytes in its handshake, then MAX_DATA
+// 200,000 and a stale 120,000 (reordered): the session sends the stream's
+// bytes up to 200,000 exactly.
 func TestHarnessConnectionLimitNeverLowers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, nil)
+		params := peerParams
+		params.MaxData = 100000
+		tc := newTestSessionParams(t, nil, params)
 		st, err := tc.s.OpenStream()
 		if err != nil {
 			t.Fatal(err)
 		}
 		go st.Write(make([]byte, 300000))
-		tc.collect(time.Second)
-		tc.mu.Lock()
-		segs := tc.nextSeg
-		tc.mu.Unlock()
-		tc.writeFrames(0, ackFrame{Cum: segs, Limit: 200000})
-		tc.advance(time.Millisecond)
-		tc.writeFrames(0, ackFrame{Cum: segs, Limit: 120000})
-		var end uint64
-		for _, f := range tc.collect(time.Second)[0] {
-			if s, ok := f.(segmentFrame); ok {
-				end = max(end, s.Offset+s.Len)
-			}
+		if end := streamEnd(tc.collect(time.Second)[0], st.ID()); end != 100000 {
+			t.Fatalf("the handshake's 100,000 bytes of credit: sent up to %d", end)
 		}
-		// The session keeps the last ctrlReserve bytes of the window for
-		// control records, as in TestHarnessNoDataBeyondPeerWindow.
-		if low := uint64(200000 - ctrlReserve - 2*DefaultSegmentSize); end < low || end > 200000 {
-			t.Errorf("limits 200,000 then a stale 120,000: segments up to byte %d, want in [%d, 200,000]", end, low)
+		tc.ackAll(0)
+		tc.writeFrames(0, connMaxDataFrame{200000})
+		tc.advance(time.Millisecond)
+		tc.writeFrames(0, connMaxDataFrame{120000})
+		if end := streamEnd(tc.collect(time.Second)[0], st.ID()); end != 200000 {
+			t.Errorf("MAX_DATA 200,000 then a stale 120,000: sent up to %d, want 200,000", end)
 		}
 	})
 }
@@ -261,17 +257,16 @@ func TestHarnessNoStreamCreditBeforeAccept(t *testing.T) {
 // account for all bytes sent on the stream in its connection-level flow
 // controller." and §3.2: "the receiving part of the stream ... can discard
 // any data that it already received". 20,000 unread bytes of a stream the
-// peer resets go back to the connection window: the next Ack's limit is
-// raised by at least as much.
+// peer resets go back to the connection's credit: a MAX_DATA frame raises
+// it by as much (RFC 9000 §19.9), where nothing was announced before.
 func TestHarnessResetReturnsConnectionCredit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, &Config{RecvWindow: InitialWindow})
 		tc.writeFrames(0, dataFrame{ID: 0, Data: strings.Repeat("u", 20000)})
 		tc.advance(50 * time.Millisecond)
-		var last ackFrame
 		for _, f := range tc.drain(0) {
-			if a, ok := f.(ackFrame); ok {
-				last = a
+			if m, ok := f.(connMaxDataFrame); ok {
+				t.Fatalf("%v with nothing read", m)
 			}
 		}
 		st, err := tc.s.AcceptStream(context.Background())
@@ -279,10 +274,8 @@ func TestHarnessResetReturnsConnectionCredit(t *testing.T) {
 			t.Fatal(err)
 		}
 		tc.writeFrames(0, resetFrame{ID: 0, Code: 1})
-		a, _ := wantFrameType[ackFrame](tc, "the reset is acknowledged", 0)
-		if a.Limit < last.Limit+20000 {
-			t.Errorf("after a reset that discards 20,000 unread bytes: limit %d, want at least %d", a.Limit, last.Limit+20000)
-		}
+		wantFrameType[segmentFrame](tc, "the reset returns the stream's credit: a segment goes out", 0)
+		tc.wantFrame("after a reset that discards 20,000 unread bytes: MAX_DATA the window plus those", 0, connMaxDataFrame{InitialWindow + 20000})
 		if _, err := st.Read(make([]byte, 1)); err == nil {
 			t.Error("Read after the peer's reset succeeded")
 		}
@@ -359,10 +352,12 @@ func TestHarnessCancelReadOnUniStream(t *testing.T) {
 // data, and §2.2's per-stream order: credit for bytes the application read
 // goes back whatever else is missing. The peer's first segment (stream 0)
 // never arrives, as on a path that went dark; 120 KB of stream 4 behind it
-// arrive and are read. The session's Acks must raise the connection limit
-// by what was read: at least the window plus 100 KB. Before, the limit was
-// the in-sequence offset plus the window less the bytes held, so it stayed
-// at the window (196,608) until the missing segment came.
+// arrive and are read. The session's MAX_DATA frames must raise the
+// connection limit by what was read, less at most the quarter of the
+// window it returns at a time: at least the window plus 120,000 − 49,152
+// bytes. At 1b6fa1b (version 3) the limit was the in-sequence offset plus
+// the window less the bytes held, so it stayed at the window (196,608)
+// until the missing segment came.
 func TestHarnessGapKeepsReadCredit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const window = 192 << 10
@@ -394,16 +389,16 @@ func TestHarnessGapKeepsReadCredit(t *testing.T) {
 		for range 40 {
 			tc.advance(5 * time.Millisecond)
 			for _, f := range tc.drain(0) {
-				if a, ok := f.(ackFrame); ok {
-					limit = max(limit, a.Limit)
+				if m, ok := f.(connMaxDataFrame); ok {
+					limit = max(limit, m.Max)
 				}
 			}
 		}
 		if n := <-got; n != 120000 {
 			t.Fatalf("read %d bytes of stream 4, want 120000", n)
 		}
-		if limit < window+100000 {
-			t.Errorf("with segment 0 missing and 120,000 bytes behind it read: limit %d, want at least %d", limit, window+100000)
+		if want := uint64(window + 120000 - window/4); limit < want {
+			t.Errorf("with segment 0 missing and 120,000 bytes behind it read: MAX_DATA %d, want at least %d", limit, want)
 		}
 	})
 }

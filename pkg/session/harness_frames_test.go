@@ -58,17 +58,18 @@ type maxStreamsFrame struct {                // MAX_STREAMS
 	Uni   bool
 	Count uint64
 }
-type pathStatusFrame struct { // PATH_STATUS (RFC 10069's PATH_STATUS_BACKUP / AVAILABLE)
+type connMaxDataFrame struct{ Max uint64 } // MAX_DATA (RFC 9000 §19.9): the connection's credit
+type pathStatusFrame struct {              // PATH_STATUS (RFC 10069's PATH_STATUS_BACKUP / AVAILABLE)
 	Path, Seq uint64
 	Backup    bool
 }
 
 // Frames carried in QUIC datagrams.
 
-// ackFrame is a connection-level Ack (and the receive window it announces).
+// ackFrame is a connection-level Ack (protocol version 5: no window).
 type ackFrame struct {
-	Cum, Limit uint64
-	Ranges     []wire.Range // nil when empty
+	Cum    uint64
+	Ranges []wire.Range // nil when empty
 }
 
 type ackReqFrame struct{}              // wire.TypeAckReq
@@ -103,10 +104,11 @@ func (f dataFrame) String() string {
 	}
 	return fmt.Sprintf("Data{id %d, off %d, len %d, %q}", f.ID, f.Off, len(f.Data), d)
 }
-func (f finFrame) String() string     { return fmt.Sprintf("Fin{id %d}", f.ID) }
-func (f resetFrame) String() string   { return fmt.Sprintf("Reset{id %d, code %d}", f.ID, f.Code) }
-func (f maxDataFrame) String() string { return fmt.Sprintf("MaxData{id %d, limit %d}", f.ID, f.Limit) }
-func (f stopFrame) String() string    { return fmt.Sprintf("StopSending{id %d, code %d}", f.ID, f.Code) }
+func (f finFrame) String() string         { return fmt.Sprintf("Fin{id %d}", f.ID) }
+func (f resetFrame) String() string       { return fmt.Sprintf("Reset{id %d, code %d}", f.ID, f.Code) }
+func (f maxDataFrame) String() string     { return fmt.Sprintf("MaxData{id %d, limit %d}", f.ID, f.Limit) }
+func (f connMaxDataFrame) String() string { return fmt.Sprintf("MaxConnData{%d}", f.Max) }
+func (f stopFrame) String() string        { return fmt.Sprintf("StopSending{id %d, code %d}", f.ID, f.Code) }
 func (f maxStreamsFrame) String() string {
 	return fmt.Sprintf("MaxStreams{uni %v, count %d}", f.Uni, f.Count)
 }
@@ -114,7 +116,7 @@ func (f pathStatusFrame) String() string {
 	return fmt.Sprintf("PathStatus{path %d, seq %d, backup %v}", f.Path, f.Seq, f.Backup)
 }
 func (f ackFrame) String() string {
-	return fmt.Sprintf("Ack{cum %d, limit %d, ranges %v}", f.Cum, f.Limit, f.Ranges)
+	return fmt.Sprintf("Ack{cum %d, ranges %v}", f.Cum, f.Ranges)
 }
 func (ackReqFrame) String() string   { return "AckReq" }
 func (pingFrame) String() string     { return "Ping" }
@@ -197,7 +199,7 @@ func (r *streamFrames) StreamFrame(id, off uint64, p []byte, fin bool) error {
 func (r *streamFrames) ResetStream(id, code, _ uint64) error { return r.add(resetFrame{id, code}) }
 func (r *streamFrames) MaxStreamData(id, limit uint64) error { return r.add(maxDataFrame{id, limit}) }
 func (r *streamFrames) StopSending(id, code uint64) error    { return r.add(stopFrame{id, code}) }
-func (r *streamFrames) MaxData(uint64) error                 { return fmt.Errorf("MAX_DATA from the session") }
+func (r *streamFrames) MaxData(n uint64) error               { return r.add(connMaxDataFrame{n}) }
 func (r *streamFrames) MaxStreams(n uint64, uni bool) error  { return r.add(maxStreamsFrame{uni, n}) }
 func (r *streamFrames) PathStatus(path, seq uint64, backup bool) error {
 	return r.add(pathStatusFrame{path, seq, backup})
@@ -213,7 +215,7 @@ func (c *wireV4) datagramRead(path int, b []byte) (frame, error) {
 		if err := wire.ParseAck(b, &a); err != nil {
 			return nil, err
 		}
-		f := ackFrame{Cum: a.Cum, Limit: a.Limit}
+		f := ackFrame{Cum: a.Cum}
 		if len(a.Ranges) > 0 {
 			f.Ranges = a.Ranges
 		}
@@ -268,7 +270,7 @@ func (c *wireV4) encode(fs []frame) (stream []byte, datagrams [][]byte, err erro
 			stream = wire.AppendSegmentHeader(stream, f.Seq, f.Offset, len(f.Payload))
 			stream = append(stream, f.Payload...)
 		case ackFrame:
-			datagrams = append(datagrams, wire.AppendAck(nil, &wire.Ack{Cum: f.Cum, Limit: f.Limit, Ranges: f.Ranges}))
+			datagrams = append(datagrams, wire.AppendAck(nil, &wire.Ack{Cum: f.Cum, Ranges: f.Ranges}))
 		case ackReqFrame:
 			datagrams = append(datagrams, []byte{wire.TypeAckReq})
 		case pingFrame:
@@ -312,6 +314,8 @@ func (c *wireV4) wireFrames(f frame) (_ [][]byte, ok bool, err error) {
 		return [][]byte{wire.AppendResetStream(nil, f.ID, f.Code, c.sent[f.ID])}, true, nil
 	case maxDataFrame:
 		return [][]byte{wire.AppendMaxStreamData(nil, f.ID, f.Limit)}, true, nil
+	case connMaxDataFrame:
+		return [][]byte{wire.AppendMaxData(nil, f.Max)}, true, nil
 	case stopFrame:
 		return [][]byte{wire.AppendStopSending(nil, f.ID, f.Code)}, true, nil
 	case maxStreamsFrame:
@@ -378,8 +382,8 @@ func TestHarnessCodecRoundTrip(t *testing.T) {
 		dataFrame{ID: 0, Off: 5, Data: "world"},
 	}
 	dgrams := []frame{
-		ackFrame{Cum: 3, Limit: 100, Ranges: []wire.Range{{Start: 5, End: 6}}},
-		ackFrame{Cum: 7, Limit: 200},
+		ackFrame{Cum: 3, Ranges: []wire.Range{{Start: 5, End: 6}}},
+		ackFrame{Cum: 7},
 		ackReqFrame{},
 		pingFrame{},
 		silentFrame{Path: 2},

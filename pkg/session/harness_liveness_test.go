@@ -90,7 +90,7 @@ func (a *peerAcks) ack() ackFrame {
 		seqs = append(seqs, s)
 	}
 	slices.Sort(seqs)
-	f := ackFrame{Limit: 1 << 24}
+	f := ackFrame{}
 	for _, s := range seqs {
 		switch {
 		case s == f.Cum && f.Ranges == nil:

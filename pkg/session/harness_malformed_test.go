@@ -29,14 +29,22 @@ func TestMalformedPeerFrames(t *testing.T) {
 		{"oversized segment", func(tc *testSession) {
 			tc.writeRaw(0, wire.AppendSegmentHeader(nil, 0, 0, wire.MaxSegmentPayload+1))
 		}, 0},
-		{"segment beyond the window", func(tc *testSession) {
-			tc.writeFrames(0, rawSegment{Seq: 0, Offset: 1 << 40, Payload: make([]byte, 10)})
+		// RFC 9000 §4.5: "The receiver MUST use the final size of the
+		// stream to account for all bytes sent on the stream in its
+		// connection-level flow controller." Nine resets, each at its
+		// stream's limit, take the connection past its window.
+		{"final sizes beyond the connection window", func(tc *testSession) {
+			var p []byte
+			for k := range uint64(DefaultRecvWindow/DefaultStreamWindow + 1) {
+				p = wire.AppendResetStream(p, 4*k, 0, DefaultStreamWindow)
+			}
+			tc.writeFrames(0, rawSegment{Seq: 0, Offset: 0, Payload: p})
 		}, uint64(codeFlowControl)},
 		{"bad frame in order", func(tc *testSession) {
 			tc.writeFrames(0, rawSegment{Seq: 0, Offset: 0, Payload: []byte{0x3f, 0, 0}}) // no frame has type 0x3f
 		}, 0},
 		{"ack for unsent data", func(tc *testSession) {
-			tc.writeFrames(0, ackFrame{Cum: 1000, Limit: 1 << 20})
+			tc.writeFrames(0, ackFrame{Cum: 1000})
 		}, 0},
 		{"truncated ack", func(tc *testSession) {
 			tc.sendRawDatagram(0, []byte{wire.TypeAck, 0x40})

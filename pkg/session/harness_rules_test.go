@@ -21,13 +21,15 @@ import (
 // or RFC 10069 it checks (the session's Ack plays QUIC's ACK and MAX_DATA,
 // its records QUIC's stream frames).
 
-// The harness itself: the session announces its window as it opens, reads
-// what the peer sends, and acknowledges it.
+// The harness itself: the session sends nothing as it opens (protocol
+// version 5: its window travels in the handshake, Params.MaxData, where
+// version 4 sent an Ack to announce it), reads what the peer sends, and
+// acknowledges it.
 func TestHarnessOpens(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
-		if want := []pathFrame{{0, ackFrame{Cum: 0, Limit: DefaultRecvWindow}}}; !reflect.DeepEqual(tc.opening, want) {
-			t.Fatalf("the session opened with %v, want one Ack announcing its %d-byte window", tc.opening, DefaultRecvWindow)
+		if len(tc.opening) != 0 {
+			t.Fatalf("the session opened with %v, want nothing", tc.opening)
 		}
 		tc.writeFrames(0, dataFrame{ID: 0, Data: "hello"}, finFrame{ID: 0})
 		st, err := tc.s.AcceptStream(context.Background())
@@ -92,7 +94,7 @@ func TestHarnessNoAckForNonAckEliciting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
 		tc.writeFrames(0,
-			ackFrame{Cum: 0, Limit: 1 << 20},
+			ackFrame{Cum: 0},
 			appDatagramFrame{Seq: 0, Data: "d0"},
 			pingFrame{},
 			appDatagramFrame{Seq: 2, Data: "d2"}, // a gap before it
@@ -130,15 +132,16 @@ func TestHarnessStreamCreditNotReturnedEarly(t *testing.T) {
 		tc.readAll(st, window/4-10000) // a quarter of the window read
 		wantFrameType[segmentFrame](tc, "a quarter of the window read: a record goes out", 0)
 		tc.wantFrame("the stream's new limit is what was read plus the window", 0, maxDataFrame{ID: 0, Limit: window/4 + window})
-		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20})
+		tc.writeFrames(0, ackFrame{Cum: 1})
 		tc.wantIdle("one MAX_STREAM_DATA, then nothing")
 	})
 }
 
 // RFC 9000 §4.2, as above, for the connection: "frequently sending
-// MAX_STREAM_DATA and MAX_DATA frames with small changes is undesirable". The connection window (the Limit of
-// an Ack, the session's MAX_DATA) is raised once the application has read
-// a quarter of it, summed over streams, not on each read.
+// MAX_STREAM_DATA and MAX_DATA frames with small changes is undesirable".
+// The connection's credit (a MAX_DATA frame) is raised once the
+// application has read a quarter of the window, summed over streams, not
+// on each read: to what was read plus the window.
 func TestHarnessConnectionCreditNotReturnedEarly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const window = InitialWindow // 64 KiB; streams get 2/3 of it
@@ -146,13 +149,10 @@ func TestHarnessConnectionCreditNotReturnedEarly(t *testing.T) {
 		chunk := strings.Repeat("y", 10000)
 		tc.writeFrames(0, dataFrame{ID: 0, Data: chunk + chunk}, dataFrame{ID: 4, Data: chunk + chunk})
 		tc.advance(50 * time.Millisecond)
-		var last ackFrame
 		for _, f := range tc.drain(0) {
-			a, ok := f.(ackFrame)
-			if !ok {
+			if _, ok := f.(ackFrame); !ok {
 				t.Fatalf("the session sent %v for the peer's data, want only Acks", f)
 			}
-			last = a
 		}
 		var sts []*Stream
 		for range 2 {
@@ -165,10 +165,9 @@ func TestHarnessConnectionCreditNotReturnedEarly(t *testing.T) {
 		tc.readAll(sts[0], 10000)
 		tc.wantIdle("10,000 bytes read of a 65,536-byte window: no update")
 		tc.readAll(sts[1], 10000) // 20,000 read: more than a quarter
-		a, _ := tc.wantAck("a quarter of the window read", 0, last.Cum)
-		if a.Limit != last.Limit+20000 {
-			t.Errorf("new limit %d, want %d (the last one plus the 20,000 bytes read)", a.Limit, last.Limit+20000)
-		}
+		wantFrameType[segmentFrame](tc, "a quarter of the window read: a segment goes out", 0)
+		tc.wantFrame("the connection's new limit is the window plus the 20,000 bytes read", 0, connMaxDataFrame{window + 20000})
+		tc.writeFrames(0, ackFrame{Cum: 1})
 		tc.wantIdle("one window update")
 	})
 }
@@ -230,7 +229,7 @@ func idleAfterTransfer(t *testing.T, newTC func(*testing.T, *Config, ...emu.Path
 	if reports != 1 {
 		t.Errorf("%d receiver reports, want 1 (for the interval in which the request arrived)", reports)
 	}
-	tc.writeFrames(0, ackFrame{Cum: segs, Limit: 1 << 20})
+	tc.writeFrames(0, ackFrame{Cum: segs})
 	tc.advance(50 * time.Millisecond)
 	for p := range npaths {
 		for _, f := range tc.drain(p) {
@@ -282,22 +281,26 @@ func TestHarnessCancelWriteSendsReset(t *testing.T) {
 		st := tc.openWritten("partial")
 		wantFrameType[segmentFrame](tc, "the data goes out", 0)
 		tc.wantFrame("the stream's data", 0, dataFrame{ID: st.ID(), Off: 0, Data: "partial"})
-		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20})
+		tc.writeFrames(0, ackFrame{Cum: 1})
 		st.CancelWrite(42)
 		wantFrameType[segmentFrame](tc, "the reset goes out", 0)
 		tc.wantFrame("CancelWrite(42) sends RESET_STREAM with code 42", 0, resetFrame{ID: st.ID(), Code: 42})
-		tc.writeFrames(0, ackFrame{Cum: 2, Limit: 1 << 20})
+		tc.writeFrames(0, ackFrame{Cum: 2})
 		tc.wantIdle("one reset, no fin")
 	})
 }
 
 // RFC 9000 §4.1: "A sender MUST NOT send data in excess of either limit."
-// Before the peer's first Ack the session assumes InitialWindow; then the
-// limit the peer announces in its Acks. A 200,000-byte write stops at each
-// limit, and goes on as the peer raises it.
+// The connection's limit is first the peer's handshake grant (Params.MaxData,
+// RFC 9000's initial_max_data), then what its MAX_DATA frames raise it to,
+// counted in stream bytes: a 200,000-byte write stops at exactly each
+// limit, and goes on as the peer raises it. Acknowledgements alone raise
+// nothing (protocol version 5: an Ack carries no window).
 func TestHarnessNoDataBeyondPeerWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, nil)
+		params := peerParams
+		params.MaxData = InitialWindow
+		tc := newTestSessionParams(t, nil, params)
 		st, err := tc.s.OpenStream()
 		if err != nil {
 			t.Fatal(err)
@@ -305,28 +308,31 @@ func TestHarnessNoDataBeyondPeerWindow(t *testing.T) {
 		go st.Write(make([]byte, 200000)) // the send buffer takes it all
 		sent := func() (end, segs uint64) {
 			tc.advance(time.Second)
-			for _, f := range tc.drain(0) {
+			fs := tc.drain(0)
+			for _, f := range fs {
 				if s, ok := f.(segmentFrame); ok {
-					end, segs = max(end, s.Offset+s.Len), max(segs, s.Seq+1)
+					segs = max(segs, s.Seq+1)
 				}
 			}
-			return end, segs
-		}
-		// The session keeps the last ctrlReserve bytes of the window for
-		// control records (stream_send.go), so stream data stops short of
-		// the limit by that much, and no further.
-		within := func(when string, end, limit uint64) {
-			t.Helper()
-			if end > limit || end+ctrlReserve+DefaultSegmentSize < limit {
-				t.Errorf("%s: sent up to byte %d, want at most the limit %d and at least %d", when, end, limit, limit-ctrlReserve-DefaultSegmentSize)
-			}
+			return streamEnd(fs, st.ID()), segs
 		}
 		end, segs := sent()
-		within("before any Ack (the initial window)", end, InitialWindow)
-		const limit = 100000
-		tc.writeFrames(0, ackFrame{Cum: segs, Limit: limit})
-		end, _ = sent()
-		within("after an Ack", end, limit)
+		if end != InitialWindow {
+			t.Errorf("with the handshake's credit: sent up to byte %d, want %d", end, InitialWindow)
+		}
+		tc.writeFrames(0, ackFrame{Cum: segs})
+		if end, _ = sent(); end != 0 {
+			t.Errorf("after an Ack alone: sent up to byte %d more, want nothing", end)
+		}
+		tc.writeFrames(0, connMaxDataFrame{100000})
+		end, segs = sent()
+		if end != 100000 {
+			t.Errorf("after MAX_DATA 100,000: sent up to byte %d, want 100,000", end)
+		}
+		tc.writeFrames(0, ackFrame{Cum: segs}, connMaxDataFrame{300000})
+		if end, _ = sent(); end != 200000 {
+			t.Errorf("after MAX_DATA 300,000: sent up to byte %d, want the whole write, 200,000", end)
+		}
 	})
 }
 
@@ -418,9 +424,9 @@ func TestHarnessStopSendingAnsweredWithReset(t *testing.T) {
 		tc := newTestSession(t, nil)
 		st := tc.openWritten("more to come")
 		tc.wantRecord("the data goes out", 0, dataFrame{ID: st.ID(), Data: "more to come"})
-		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20}, stopFrame{ID: st.ID(), Code: 9})
+		tc.writeFrames(0, ackFrame{Cum: 1}, stopFrame{ID: st.ID(), Code: 9})
 		tc.wantRecord("STOP_SENDING(9) is answered by RESET_STREAM(9)", 0, resetFrame{ID: st.ID(), Code: 9})
-		tc.writeFrames(0, ackFrame{Cum: 2, Limit: 1 << 20})
+		tc.writeFrames(0, ackFrame{Cum: 2})
 		tc.advance(50 * time.Millisecond)
 		tc.drain(0) // the Ack of the peer's STOP_SENDING
 		tc.wantIdle("one reset")
@@ -441,7 +447,7 @@ func TestHarnessCancelReadSendsStopSending(t *testing.T) {
 		tc.wantAck("the data is acknowledged", 0, 1)
 		st.CancelRead(5)
 		tc.wantRecord("CancelRead(5) sends STOP_SENDING(5)", 0, stopFrame{ID: 0, Code: 5})
-		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20})
+		tc.writeFrames(0, ackFrame{Cum: 1})
 		tc.wantIdle("one STOP_SENDING")
 	})
 }
@@ -489,7 +495,7 @@ func TestHarnessStreamCreditAfterStreamDone(t *testing.T) {
 		wantFrameType[segmentFrame](tc, "Close: one segment", 0)
 		tc.wantFrame("the session ends its side of the stream", 0, finFrame{ID: st.ID()})
 		tc.wantFrame("the stream is done both ways: one more stream", 0, maxStreamsFrame{Uni: false, Count: 5})
-		tc.writeFrames(0, ackFrame{Cum: 1, Limit: 1 << 20})
+		tc.writeFrames(0, ackFrame{Cum: 1})
 		tc.wantIdle("one MAX_STREAMS")
 	})
 }
@@ -506,7 +512,7 @@ func TestHarnessClientStreamWindow(t *testing.T) {
 		params := peerParams
 		params.StreamWindow = 1000
 		tc := newTestClientParams(t, nil, params)
-		if want := (wire.Params{MaxStreams: DefaultMaxStreams, StreamWindow: DefaultStreamWindow, MaxUniStreams: DefaultMaxUniStreams}); tc.hello.Params != want {
+		if want := (wire.Params{MaxStreams: DefaultMaxStreams, StreamWindow: DefaultStreamWindow, MaxUniStreams: DefaultMaxUniStreams, MaxData: DefaultRecvWindow}); tc.hello.Params != want {
 			t.Errorf("the client's Hello grants %+v, want its defaults %+v", tc.hello.Params, want)
 		}
 		st, err := tc.s.OpenStream()
@@ -535,7 +541,7 @@ func TestHarnessClientStreamWindow(t *testing.T) {
 		if end != 1000 {
 			t.Errorf("with the initial stream limit of 1000: sent up to byte %d", end)
 		}
-		tc.writeFrames(0, ackFrame{Cum: segs, Limit: 1 << 20}, maxDataFrame{ID: st.ID(), Limit: 3000})
+		tc.writeFrames(0, ackFrame{Cum: segs}, maxDataFrame{ID: st.ID(), Limit: 3000})
 		if end, _ = sent(); end != 3000 {
 			t.Errorf("after MAX_STREAM_DATA 3000: sent up to byte %d", end)
 		}
@@ -583,19 +589,19 @@ func TestHarnessPeerBackupPathCarriesNoData(t *testing.T) {
 						}
 					}
 				}
-				tc.writeFrames(slow, ackFrame{Cum: segs, Limit: 1 << 20})
+				tc.writeFrames(slow, ackFrame{Cum: segs})
 			}
 			return bytes
 		}
 		if got := dataOn(40000); got[fast] != 0 || got[slow] != 40000 {
 			t.Errorf("fast path a backup: %d bytes on it, %d on the slow path; want 0 and 40000", got[fast], got[slow])
 		}
-		tc.writeFrames(slow, ackFrame{Cum: segs, Limit: 1 << 20}, pathStatusFrame{Path: fastID, Seq: 1, Backup: false})
+		tc.writeFrames(slow, ackFrame{Cum: segs}, pathStatusFrame{Path: fastID, Seq: 1, Backup: false})
 		tc.advance(50 * time.Millisecond)
 		if got := dataOn(40000); got[fast] == 0 {
 			t.Errorf("fast path available again: no data on it (%d bytes on the slow path)", got[slow])
 		}
-		tc.writeFrames(slow, ackFrame{Cum: segs, Limit: 1 << 20}, pathStatusFrame{Path: fastID, Seq: 0, Backup: true})
+		tc.writeFrames(slow, ackFrame{Cum: segs}, pathStatusFrame{Path: fastID, Seq: 0, Backup: true})
 		tc.advance(50 * time.Millisecond)
 		if got := dataOn(40000); got[fast] == 0 {
 			t.Errorf("after a late backup status (seq 0 < 1): no data on the fast path (%d bytes on the slow path)", got[slow])

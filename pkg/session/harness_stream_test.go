@@ -169,7 +169,9 @@ func TestHarnessStreamIDsOnTheWire(t *testing.T) {
 // window, none of the rest goes out.
 func TestHarnessNoStreamDataAfterReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSession(t, nil)
+		params := peerParams
+		params.MaxData = InitialWindow
+		tc := newTestSessionParams(t, nil, params)
 		st, err := tc.s.OpenStream()
 		if err != nil {
 			t.Fatal(err)
@@ -181,11 +183,12 @@ func TestHarnessNoStreamDataAfterReset(t *testing.T) {
 			end = max(end, d.Off+uint64(len(d.Data)))
 		}
 		if end == 0 || end >= 200000 {
-			t.Fatalf("before any Ack: sent up to byte %d, want some of the write, within the initial window", end)
+			t.Fatalf("with the handshake's credit: sent up to byte %d, want some of the write, within it", end)
 		}
 		st.CancelWrite(3)
 		tc.wantRecord("CancelWrite(3): RESET_STREAM", 0, resetFrame{ID: st.ID(), Code: 3})
 		tc.ackAll(0)
+		tc.writeFrames(0, connMaxDataFrame{1 << 20})
 		for _, f := range without(tc.collect(time.Second)[0]) {
 			t.Errorf("after the reset and a window of 1 MiB: %v", f)
 		}

@@ -115,8 +115,9 @@ func harnessLink(delay time.Duration) emu.PathSpec {
 }
 
 // peerParams are the stream limits the peer grants the session: 100
-// streams of each kind with 1 MiB stream windows.
-var peerParams = wire.Params{MaxStreams: 100, StreamWindow: 1 << 20, MaxUniStreams: 100}
+// streams of each kind with 1 MiB stream windows, and 16 MiB of connection
+// credit (MAX_DATA frames raise it).
+var peerParams = wire.Params{MaxStreams: 100, StreamWindow: 1 << 20, MaxUniStreams: 100, MaxData: 1 << 24}
 
 // newTestSession must run inside a synctest bubble. It listens with cfg
 // (nil: defaults, but with receiver reports off, so that the frames a test
@@ -685,7 +686,7 @@ func (tc *testSession) ackAll(path int) {
 	tc.mu.Lock()
 	cum := tc.nextSeg
 	tc.mu.Unlock()
-	tc.writeFrames(path, ackFrame{Cum: cum, Limit: 1 << 20})
+	tc.writeFrames(path, ackFrame{Cum: cum})
 }
 
 // collect lets virtual time run for d and takes every frame that arrived

@@ -53,7 +53,7 @@ func TestForgedWindowCapped(t *testing.T) {
 	const capBytes = 1 << 20
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSessionParams(t, &Config{MaxUnackedBytes: capBytes, SendBuffer: 8 << 20},
-			wire.Params{MaxStreams: 100, StreamWindow: 1<<62 - 1}) // forged too
+			wire.Params{MaxStreams: 100, StreamWindow: 1<<62 - 1, MaxData: 1<<62 - 1}) // forged too
 		st, err := tc.s.OpenStream()
 		if err != nil {
 			t.Fatal(err)
@@ -84,7 +84,7 @@ func TestForgedWindowCapped(t *testing.T) {
 		}
 		var most uint64
 		for range 20 {
-			tc.writeFrames(0, ackFrame{Cum: 0, Limit: 1<<62 - 1})
+			tc.writeFrames(0, ackFrame{Cum: 0})
 			sent()
 			most = max(most, kept())
 		}
@@ -98,7 +98,7 @@ func TestForgedWindowCapped(t *testing.T) {
 		tc.mu.Lock()
 		half := tc.nextSeg / 2
 		tc.mu.Unlock()
-		tc.writeFrames(0, ackFrame{Cum: half, Limit: 1<<62 - 1})
+		tc.writeFrames(0, ackFrame{Cum: half})
 		sent()
 		// (The control reserve is the part of the window only control records use.)
 		if k := kept(); k > capBytes || k < capBytes-ctrlReserve-2*DefaultSegmentSize {

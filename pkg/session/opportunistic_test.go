@@ -62,7 +62,7 @@ func newBlockedBySlowPath(t *testing.T, st *Stream) (sp *scriptedPeer, fast, slo
 	g = &segment{seq: 0, size: 1200, data: make([]byte, 1200), sent: true, sentOn: 1 << 1, sentAt: t0, stream: st}
 	sn.segs, sn.base, sn.nextSeq, sn.lowestUnsent, sn.inflightBytes = []*segment{g}, 0, 1, 1, 1200
 	sn.pend.Append(make([]byte, 100)) // framed, and held up by the peer's window:
-	sn.pendOff, sn.peerLimit = 1200, 1200
+	sn.pendOff, sn.segLimit = 1200, 1200
 	sn.snap = append(sn.snap[:0],
 		sched.PathInfo{ID: 0, SmoothedRTT: 10 * time.Millisecond, MinRTT: 8 * time.Millisecond, CongestionWindow: 100_000, MSS: 1200},
 		sched.PathInfo{ID: 1, SmoothedRTT: 100 * time.Millisecond, MinRTT: 80 * time.Millisecond, CongestionWindow: 60_000, BytesInFlight: 1200, MSS: 1200})

@@ -353,7 +353,6 @@ func (s *Session) attach(p *path) error {
 	if p.backup {
 		s.setStatusLocked(p, true) // the peer's scheduler must know too
 	}
-	s.rcv.ackDue = p.lastProgress // announce the whole receive window at once
 	if s.firstConn == nil {
 		s.firstConn = p.conn
 	}

@@ -26,6 +26,7 @@ func aloneFill(t *testing.T, blocked bool, fastInFlight uint64) (*Session, *Stre
 	s.mu.Lock()
 	s.streams.maxStreamsReceived(bidi, 2) // the peer's credit, as its handshake grants it
 	s.streams.peerWindow = 512 << 10
+	s.streams.connMax = 1 << 24
 	s.mu.Unlock()
 	if blocked {
 		bulk, err := s.OpenStream()

@@ -18,7 +18,11 @@ type receiver struct {
 	runs     segRuns // segments that arrived ahead of next (their frames processed already)
 	ahead    uint64  // bytes of those segments: the sum of runs' offset spans
 	buffered uint64  // stream bytes held by the streams' receive buffers, unread (at most the window)
-	limit    uint64  // largest window limit advertised
+
+	// Connection flow control, RFC 9000 §4.1 (connflow.go).
+	maxData  uint64 // the peer may send stream bytes while counted stays at or below it: Params.MaxData, then the last MAX_DATA framed
+	counted  uint64 // the sum over the streams of the highest offset received, or the final size
+	consumed uint64 // of counted, what the applications read or the session discarded: the credit returned
 
 	// Head-of-line blocking is per stream (protocol version 4): a stream is
 	// blocked while it holds bytes behind a gap of its own.
@@ -28,7 +32,6 @@ type receiver struct {
 	unacked    int       // segments received since the last Ack
 	ackEvery   int       // segments that make an Ack due at once
 	ackDue     time.Time // when an Ack must go out (zero: none pending)
-	advLimit   uint64    // limit in the last Ack sent
 	lastReqAck time.Time // when the last Ack answering an AckReq was due
 
 	holStart  time.Time // when a stream started holding bytes behind a gap of its own (blocked became non-zero)
@@ -55,29 +58,13 @@ func (r *receiver) init(cfg Config, now time.Time) {
 	// Ack every 1/8 of the window, between DefaultAckEvery and 4× that many
 	// segments: large windows need fewer acks, small ones prompt updates.
 	r.ackEvery = min(max(cfg.RecvWindow/(8*cfg.SegmentSize), DefaultAckEvery), 4*DefaultAckEvery)
-	r.limit = InitialWindow
+	r.maxData = r.window // granted in the handshake (streamSet.params)
 	r.repStart = now
 	r.seriesStep = cfg.SeriesInterval
 	if r.seriesStep <= 0 {
 		r.seriesStep = DefaultSeriesInterval
 	}
 	r.nextSample = now.Add(r.seriesStep)
-}
-
-// currentLimit is the window limit the receiver can grant now: the window
-// less what the streams hold unread, past what has arrived, in sequence or
-// ahead of a gap. What arrived ahead of a gap and was read counts as read
-// (RFC 9000 §4.1: credit is returned as the application consumes data,
-// whatever else is missing); what arrived ahead and is held counts once,
-// in buffered. So the bytes that can still arrive below the limit, plus
-// those held, never exceed the window, and a segment missing on a path
-// that went dark holds back only what its stream's window holds: before,
-// it counted twice, and the connection stopped for every stream once the
-// window's worth was sent past it (rpc-handoff's loaded p99 reached
-// 1-1.5 s at each handoff with a 128 KB receive buffer).
-func (r *receiver) currentLimit() uint64 {
-	l := r.nextOff + r.ahead + r.window - min(r.buffered, r.window)
-	return max(l, r.limit)
 }
 
 // segmentReceived handles one segment from path p, which came in a
@@ -116,13 +103,7 @@ func (s *Session) segmentReceivedLocked(p *path, seg wire.Segment, now time.Time
 		s.noteAckLocked(now, false)
 		return nil
 	}
-	if seg.Offset+n > r.limit {
-		// RFC 9000 §4.1: "A receiver MUST close the connection with an
-		// error of type FLOW_CONTROL_ERROR if the sender violates the
-		// advertised connection or stream data limits".
-		return fmt.Errorf("%w: segment %d ends at offset %d beyond the connection window limit %d", ErrFlowControl, seg.Seq, seg.Offset+n, r.limit)
-	}
-	if err := r.runs.fits(seg.Seq, seg.Offset, n, r.next, r.nextOff, r.limit); err != nil {
+	if err := r.runs.fits(seg.Seq, seg.Offset, n, r.next, r.nextOff); err != nil {
 		return err
 	}
 	inOrder := seg.Seq == r.next
@@ -192,24 +173,12 @@ func (s *Session) noteAckLocked(now time.Time, urgent bool) {
 	}
 }
 
-// windowReadLocked credits n bytes read by the application; a large enough
-// credit triggers a window update.
-func (s *Session) windowReadLocked(n uint64) {
-	r := &s.rcv
-	r.buffered -= n
-	if r.currentLimit() >= r.advLimit+r.window/4 {
-		r.ackDue = s.now()
-		poke(s.ackWake)
-	}
-}
-
 // buildAckLocked encodes the current acknowledgement state.
 func (s *Session) buildAckLocked(buf []byte, a *wire.Ack) []byte {
 	r := &s.rcv
-	r.limit = r.currentLimit()
-	a.Cum, a.Limit = r.next, r.limit
+	a.Cum = r.next
 	a.Ranges = r.runs.appendRanges(a.Ranges[:0])
-	r.unacked, r.ackDue, r.advLimit = 0, time.Time{}, r.limit
+	r.unacked, r.ackDue = 0, time.Time{}
 	return wire.AppendAck(buf, a)
 }
 

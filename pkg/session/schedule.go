@@ -36,9 +36,12 @@ func (s *Session) connInfoLocked(now time.Time) sched.ConnInfo {
 		}
 		nextSeq++
 	}
+	// New data the peer admits: what is framed and not yet cut, and what
+	// its connection credit allows beyond, within what the sender may hold
+	// unacknowledged.
 	var win uint64
-	if sn.peerLimit > sn.pendOff {
-		win = sn.peerLimit - sn.pendOff
+	if sn.segLimit > sn.pendOff {
+		win = min(sn.segLimit-sn.pendOff, uint64(sn.pend.Len())+s.streams.connCredit())
 	}
 	ci := sched.ConnInfo{
 		Now:              now,
@@ -61,7 +64,7 @@ func (s *Session) hasWorkLocked() bool {
 		return true
 	}
 	s.fillCtlLocked(int(sn.segSize)) // stream data is framed once the path is known (pathfill.go)
-	if sn.pend.Len() > 0 && sn.pendOff < sn.peerLimit {
+	if sn.pend.Len() > 0 && sn.pendOff < sn.segLimit {
 		return true
 	}
 	if s.streamFramableLocked() {
@@ -287,7 +290,7 @@ func (s *Session) reserve(seq uint64) *segment {
 	}
 	need := (seq - sn.nextSeq + 1) * sn.segSize
 	s.fillLocked(int(min(need, 1<<20)))
-	if uint64(sn.pend.Len()) < need || sn.pendOff+need > sn.peerLimit {
+	if uint64(sn.pend.Len()) < need || sn.pendOff+need > sn.segLimit {
 		return nil
 	}
 	var g *segment

@@ -15,7 +15,7 @@ import (
 // streams' receive buffers hold the bytes). Every segment must fit its
 // neighbours exactly (consecutive numbers, adjacent offsets) or leave room
 // for the missing ones (at least a byte each), so the segments never
-// overlap and all lie in [nextOff, limit). Building an Ack reads at most
+// overlap and all lie at or above nextOff. Building an Ack reads at most
 // wire.MaxAckRanges runs.
 //
 // Bounds: at most maxReorderSegs segments and maxReorderRuns runs (holes);
@@ -57,11 +57,10 @@ func (rb *segRuns) has(s uint64) bool {
 }
 
 // fits checks that a segment of n bytes at (s, o) fits between what is in
-// order (next, nextOff), the runs and the limit.
-func (rb *segRuns) fits(s, o, n, next, nextOff, limit uint64) error {
-	if o+n > limit {
-		return errReorder(s, o, fmt.Sprintf("ends at %d beyond the window limit %d", o+n, limit))
-	}
+// order (next, nextOff) and the runs. (Until protocol version 5 it also
+// had to end below the connection window's limit, which counted segment
+// bytes; the connection's credit counts stream bytes now, connflow.go.)
+func (rb *segRuns) fits(s, o, n, next, nextOff uint64) error {
 	i := rb.find(s)
 	prevEnd, prevOff := next, nextOff
 	if i > 0 {

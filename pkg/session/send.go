@@ -43,8 +43,7 @@ type sender struct {
 	retrans      []uint64         // sequence numbers to send again, oldest first
 	sacked       rangeset         // segments at or above base that SACK ranges acknowledged (acked.go)
 
-	peerLimit     uint64        // the sender frames connection bytes with offset < peerLimit: the peer's window, capped by maxUnacked
-	peerAnnounced uint64        // the largest limit the peer announced
+	segLimit      uint64        // the sender frames segment bytes with offset < segLimit: at most maxUnacked past the lowest unacknowledged one
 	maxUnacked    uint64        // Config.MaxUnackedBytes
 	progressAt    time.Time     // when data was last acknowledged, or first sent after none was in flight
 	lastAck       time.Time     // when the last Ack arrived (or the session started)
@@ -94,9 +93,8 @@ func (sn *sender) init(cfg Config) {
 		sn.pend.segChunks = int(sn.segSize) // larger segments' buffers are not pooled: 64 KiB chunks, copied out
 	}
 	sn.bufCap = cfg.SendBuffer
-	sn.peerLimit = InitialWindow // until the peer's first Ack
-	sn.peerAnnounced = InitialWindow
 	sn.maxUnacked = uint64(max(cfg.MaxUnackedBytes, InitialWindow))
+	sn.segLimit = sn.maxUnacked
 	sn.snap = make([]sched.PathInfo, 0, cfg.MaxPaths)
 	sn.slots = make([]int, 0, cfg.MaxPaths)
 	sn.obsq.max = obsQueueMax(cfg)
@@ -135,38 +133,44 @@ func (s *Session) unsentBytes() uint64 {
 	return n
 }
 
-// connBlockedLocked reports whether the peer's connection window holds back
-// records that are ready to go.
+// connBlockedLocked reports whether what the sender may hold unacknowledged
+// (segLimit) holds back frames that are ready to go: only Acks free it, so
+// the persist timer asks for them (persist.go). The peer's connection
+// credit comes in MAX_DATA frames, which travel in segments as reliably as
+// data, and needs no asking.
 func (s *Session) connBlockedLocked() bool {
 	sn := &s.snd
 	if sn.pend.Len() > 0 {
-		return sn.pendOff >= sn.peerLimit
+		return sn.pendOff >= sn.segLimit
 	}
 	off := sn.pendOff + maxFrameHeader + ctrlReserve
-	return (s.streams.ready.Len() > 0 && off >= sn.peerLimit) || s.streams.ctlPending()
+	return (s.streams.ready.Len() > 0 && off >= sn.segLimit) || s.streams.ctlPending()
 }
 
 // dataBlockedLocked reports whether application data waits while nothing
-// can be framed: the peer's connection window or its stream windows hold it
-// back (both grow only as the peer's application reads, so both wait on the
-// segment that blocks in-order delivery). Call after fillLocked.
+// can be framed: segLimit, the peer's connection credit or its stream
+// windows hold it back (the credits grow only as the peer's application
+// reads, so they wait on the segment that carries a stream's missing
+// bytes). Call after fillLocked.
 func (s *Session) dataBlockedLocked() bool {
 	sn := &s.snd
 	if sn.pend.Len() > 0 {
-		return sn.pendOff >= sn.peerLimit
+		return sn.pendOff >= sn.segLimit
 	}
 	return s.streams.queued > 0 || s.streams.finsPending > 0
 }
 
-// raiseLimit sets peerLimit to the peer's window, but never more than
-// maxUnacked bytes beyond the lowest unacknowledged byte: the data kept for
-// retransmission stays within maxUnacked whatever window the peer announces.
+// raiseLimit sets segLimit to maxUnacked bytes beyond the lowest
+// unacknowledged byte: the data kept for retransmission stays within
+// maxUnacked, whatever credit the peer grants. It is the sender's own
+// bound (protocol version 5): the peer's connection credit counts stream
+// bytes (streamSet.connMax), not segment bytes.
 func (sn *sender) raiseLimit() {
 	acked := sn.pendOff // below it, every byte was acknowledged
 	if len(sn.segs) > 0 {
 		acked = sn.segs[0].off
 	}
-	sn.peerLimit = max(sn.peerLimit, min(sn.peerAnnounced, acked+sn.maxUnacked))
+	sn.segLimit = max(sn.segLimit, acked+sn.maxUnacked)
 }
 
 // ackedThrough reports whether every segment below connection offset off
@@ -185,10 +189,10 @@ func (sn *sender) ackedThrough(off uint64) bool {
 // within the peer's window): as many whole frames as fit in a segment, so
 // that the receiver can process the segment on its own, on arrival.
 func (sn *sender) cut() *segment {
-	if sn.pend.Len() == 0 || sn.pendOff >= sn.peerLimit {
+	if sn.pend.Len() == 0 || sn.pendOff >= sn.segLimit {
 		return nil
 	}
-	n := sn.ends.take(sn.pendOff + min(uint64(sn.pend.Len()), sn.segSize, sn.peerLimit-sn.pendOff))
+	n := sn.ends.take(sn.pendOff + min(uint64(sn.pend.Len()), sn.segSize, sn.segLimit-sn.pendOff))
 	if n <= sn.pendOff {
 		return nil // cannot happen: a frame is at most a segment, framed within the window
 	}

@@ -81,7 +81,7 @@ const ALPN = "mpqsched/1"
 const (
 	DefaultSegmentSize = 1216     // segment payload, bytes: one segment ≈ one QUIC packet; a 1,200-byte Write and its STREAM frame header fit in one (the header takes at most 15 bytes below stream ID 2^30), and so does the segment with its header (at most 19 bytes) in a 1280-byte packet's datagram (MaxDatagramSegment)
 	DefaultRecvWindow  = 4 << 20  // receive window (stream data held by the streams, in order or not, unread), bytes
-	InitialWindow      = 64 << 10 // window both ends assume before the first Ack, bytes (the smallest RecvWindow allowed)
+	InitialWindow      = 64 << 10 // the smallest RecvWindow allowed, bytes (until protocol version 5, the window both ends assumed before the first Ack)
 	DefaultSendBuffer  = 1 << 20  // application bytes buffered before Write blocks
 	// DefaultMaxSendBuffered bounds what all of a session's streams buffer
 	// for sending together, bytes (or SendBuffer if larger): the default

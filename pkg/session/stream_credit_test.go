@@ -81,7 +81,7 @@ func (sp *scriptedPeer) sentFrames() *frameLog {
 	s.snd.pend.Read(b)
 	s.snd.ends.take(s.snd.pendOff + uint64(len(b)))
 	s.snd.pendOff += uint64(len(b))
-	s.snd.peerLimit += uint64(len(b)) // the peer acknowledges at once
+	s.snd.segLimit += uint64(len(b)) // the peer acknowledges at once
 	s.mu.Unlock()
 	var log frameLog
 	if len(b) == 0 {

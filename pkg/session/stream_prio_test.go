@@ -35,7 +35,7 @@ func frameAll(t *testing.T, s *Session) ([]framedRec, []framedSegment) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sn := &s.snd
-	sn.peerLimit = 4 << 20
+	sn.segLimit = 4 << 20
 	var stream []byte
 	var segs []framedSegment
 	for {
@@ -291,7 +291,7 @@ func TestConnInfoStreamFields(t *testing.T) {
 	write(t, st, 2)
 	s := sp.s
 	s.mu.Lock()
-	s.snd.peerLimit = 4 << 20
+	s.snd.segLimit = 4 << 20
 	s.fillLocked(int(s.snd.segSize))
 	ci := s.connInfoLocked(dl)
 	s.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 // beyond limit, and limit only moves as the application reads.
 type streamRecv struct {
 	buf      recvBuf // buf.read: stream bytes the application read (or discarded); buf.finKnown: the peer's end (FIN or RESET_STREAM) gave the final size
+	released uint64  // of buf.read, what went back to the connection's credit (connflow.go)
 	limit    uint64  // the peer may send stream bytes below limit (last MAX_STREAM_DATA framed or queued)
 	window   uint64  // current window, bytes: grows up to Config.MaxStreamWindow while the application keeps up
 	epoch    time.Time
@@ -59,7 +60,8 @@ func (r *streamRecv) release() {
 func (s *Session) streamReadLocked(st *Stream, n uint64) {
 	r := &st.recv
 	read := r.buf.read
-	s.windowReadLocked(n)
+	s.rcv.buffered -= n
+	s.connReleaseLocked(st)
 	if r.buf.finKnown || r.cancelled || r.limit-read > r.window-r.window/4 {
 		return
 	}
@@ -94,15 +96,14 @@ func (s *Session) recvDoneLocked(st *Stream) {
 	s.streams.maybeFree(st)
 }
 
-// discardLocked drops what st's buffer holds and releases its window.
+// discardLocked drops what st's buffer holds and returns its connection
+// credit, all of it up to the highest offset received (or the final size).
 func (s *Session) discardLocked(st *Stream) {
 	r := &st.recv
-	held := r.buf.held()
+	s.rcv.buffered -= r.buf.held()
 	s.gapChangedLocked(r.buf.gapped(), 0)
 	r.buf.discard()
-	if held > 0 {
-		s.windowReadLocked(held)
-	}
+	s.connReleaseLocked(st)
 }
 
 // gapChangedLocked accounts a stream's bytes held behind a gap going from
@@ -181,6 +182,13 @@ func (fs *frameSink) StreamFrame(id, off uint64, data []byte, fin bool) error {
 		}
 		return nil
 	}
+	end := off + uint64(len(data))
+	if err := r.buf.check(end, fin); err != nil {
+		return bufErr(id, err) // the stream's own limit or final size first
+	}
+	if err := s.connCountLocked(st, end); err != nil {
+		return err
+	}
 	before := r.buf.gapped()
 	var toRead int
 	var stored uint64
@@ -198,8 +206,9 @@ func (fs *frameSink) StreamFrame(id, off uint64, data []byte, fin bool) error {
 		s.streamReadLocked(st, uint64(toRead))
 		st.rcond.Broadcast()
 	}
-	if r.cancelled { // checked against the limit and the final size, and dropped
+	if r.cancelled { // checked against the limits and the final size, counted, and dropped
 		r.buf.discard()
+		s.connReleaseLocked(st)
 		if r.buf.finKnown && !r.done {
 			s.recvDoneLocked(st)
 		}
@@ -228,6 +237,12 @@ func (fs *frameSink) ResetStream(id, code, finalSize uint64) error {
 	r := &st.recv
 	if r.reset {
 		return nil // a retransmission
+	}
+	if err := r.buf.check(finalSize, true); err != nil {
+		return bufErr(id, err)
+	}
+	if err := s.connCountLocked(st, finalSize); err != nil {
+		return err
 	}
 	if err := r.buf.setFinal(finalSize); err != nil {
 		return bufErr(id, err)
@@ -292,10 +307,16 @@ func (fs *frameSink) MaxStreams(n uint64, isUni bool) error {
 	return nil
 }
 
-// MaxData is not part of this protocol: the connection window travels in
-// every Ack (wire.Ack.Limit).
-func (fs *frameSink) MaxData(uint64) error {
-	return errors.New("MAX_DATA frame: the connection window travels in Acks")
+// MaxData raises the peer's connection credit (RFC 9000 §19.9; "A sender
+// MUST ignore any MAX_DATA frame that does not increase the maximum data",
+// §4.1: frames arrive in any order).
+func (fs *frameSink) MaxData(n uint64) error {
+	s := (*Session)(fs)
+	if ss := &s.streams; n > ss.connMax {
+		ss.connMax = n
+		poke(s.wake)
+	}
+	return nil
 }
 
 // wrongDirection is the error of a frame for the direction a

@@ -127,7 +127,7 @@ func TestRegressionCloseDuringBlockedWrite(t *testing.T) {
 			tc.mu.Lock()
 			cum := tc.nextSeg
 			tc.mu.Unlock()
-			tc.writeFrames(0, ackFrame{Cum: cum, Limit: 1 << 24})
+			tc.writeFrames(0, ackFrame{Cum: cum})
 			tc.advance(10 * time.Millisecond)
 			if fins > 0 && len(done) > 0 {
 				break
@@ -277,7 +277,8 @@ func TestRegressionStreamsFreed(t *testing.T) {
 
 // Item 4: "One stream that its reader never reads blocks every other
 // stream: a second stream's AcceptStream times out." (On the harness: the
-// connection credit the session's Acks return is what is checked.)
+// connection credit the session's MAX_DATA frames return is what is
+// checked.)
 func TestRegressionUnreadStreamBlocksOthers(t *testing.T) {
 	// The sender's half is TestHarnessStreamLimitHoldsOnlyItsStream (a
 	// stream stopped at its limit holds nobody else). The receiver's half,
@@ -299,12 +300,12 @@ func TestRegressionUnreadStreamBlocksOthers(t *testing.T) {
 func unreadBeside(t *testing.T, cfg *Config, hogs, n int) {
 	t.Helper()
 	tc := newTestSession(t, cfg)
-	limit := tc.opening[0].f.(ackFrame).Limit
 	var c Config
 	if cfg != nil {
 		c = *cfg
 	}
 	c, _ = c.withDefaults()
+	limit := uint64(c.RecvWindow) // the session's grant in its Accept (Params.MaxData)
 	for k := range hogs {
 		tc.writeFrames(0, dataFrame{ID: uint64(4 * k), Data: strings.Repeat("h", c.StreamWindow)}) // a hog's whole window
 		accept(t, tc.s, time.Second)                                                               // never read
@@ -317,15 +318,13 @@ func unreadBeside(t *testing.T, cfg *Config, hogs, n int) {
 		got <- string(readAll(t, other, time.Minute))
 	}()
 	first, sent, fin := limit, 0, false
+	counted := uint64(hogs * c.StreamWindow) // RFC 9000 §4.1: the streams' highest offsets, summed
 	for range 20000 {
-		tc.mu.Lock()
-		off := tc.codec.(*wireV4).off
-		tc.mu.Unlock()
 		// As a sender that keeps within the limit the session announced.
-		for k := min(4000, n-sent); k > 0 && off+uint64(k)+64 <= limit; k = min(4000, n-sent) {
+		for k := min(4000, n-sent); k > 0 && counted+uint64(k) <= limit; k = min(4000, n-sent) {
 			tc.writeFrames(0, dataFrame{ID: id, Data: msg[sent : sent+k]})
 			sent += k
-			off += uint64(k) + 64
+			counted += uint64(k)
 		}
 		if sent == n && !fin {
 			tc.writeFrames(0, finFrame{ID: id})
@@ -333,8 +332,8 @@ func unreadBeside(t *testing.T, cfg *Config, hogs, n int) {
 		}
 		tc.advance(5 * time.Millisecond)
 		for _, f := range tc.drain(0) {
-			if a, ok := f.(ackFrame); ok {
-				limit = max(limit, a.Limit)
+			if m, ok := f.(connMaxDataFrame); ok {
+				limit = max(limit, m.Max)
 			}
 		}
 		if len(got) > 0 {
@@ -349,20 +348,11 @@ func unreadBeside(t *testing.T, cfg *Config, hogs, n int) {
 	default:
 		t.Fatalf("stream %d did not complete beside %d unread streams: %d of %d bytes sent within the session's limit %d (first %d)", id, hogs, sent, n, limit, first)
 	}
-	// The Acks that return the credit of the last bytes read follow the
-	// read by up to the Ack delay: collect them before judging (without
-	// this the check failed about once in ten runs under -race).
-	for range 20 {
-		tc.advance(5 * time.Millisecond)
-		for _, f := range tc.drain(0) {
-			if a, ok := f.(ackFrame); ok {
-				limit = max(limit, a.Limit)
-			}
-		}
-	}
-	if limit < first+uint64(n)/2 {
-		t.Errorf("the session's Acks raised the connection limit from %d to %d, want by at least half the last stream", first, limit)
-	}
+	// Completing is the check: the peer sent only within the limits the
+	// session announced, so the last stream got through only if the
+	// session's MAX_DATA frames returned the credit that its reads freed
+	// when the unread streams held the rest (TestSevenUnreadStreamsDefaults
+	// stalled at 524,000 bytes before maxDataDue's second rule).
 }
 
 // Item 7: "SeriesInterval < 0 loops forever under the lock; MaxStreams < 0

@@ -18,7 +18,7 @@ func TestConnInfoStreamRemaining(t *testing.T) {
 	write(t, st, 10)
 	s := sp.s
 	s.mu.Lock()
-	s.snd.peerLimit = 4 << 20
+	s.snd.segLimit = 4 << 20
 	s.fillLocked(int(s.snd.segSize))
 	ci := s.connInfoLocked(time.Now())
 	s.mu.Unlock()

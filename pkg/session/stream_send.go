@@ -66,11 +66,12 @@ const (
 	ctlMaxData                     // MAX_STREAM_DATA with streamRecv.limit
 )
 
-// ctrlReserve is the part of the peer's connection window that only control
-// frames may use, bytes. The receiver grants window as the application
-// reads, so a window full of unread data would otherwise also block the
-// window and credit updates that let data flow again. Control frames are
-// consumed on arrival, never buffered, so the reserve frees up at once.
+// ctrlReserve is the part of what the sender may hold unacknowledged
+// (sender.segLimit) that only control frames may use, bytes: segments full
+// of data waiting for their Acks must not also hold back the credit
+// updates (MAX_DATA, MAX_STREAM_DATA) that let the peer's data flow.
+// Control frames take no connection credit (RFC 9000 §4.1 counts stream
+// bytes), so only this bound applies to them.
 const ctrlReserve = 4 << 10
 
 // streamWriteLocked is Stream.Write with s.mu held. It waits on st.wcond,
@@ -179,14 +180,16 @@ func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 	s.streams.maybeFree(st)
 }
 
-// fillLocked frames stream and control frames (protocol version 4,
+// fillLocked frames stream and control frames (protocol version 5,
 // pkg/wire/frame.go) into snd.pend until it holds target bytes or nothing
 // more can go: control frames first, then stream data and ends, at most
 // one segment's worth per frame, in the streams' priority order
 // (readyQueue, stream_prio.go). Each frame is whole within one segment
 // (cut), so the receiver can process every segment on arrival. Frames are
-// framed only within the peer's connection window, stream data only within
-// the peer's stream windows and below the control reserve.
+// framed only within what the sender may hold unacknowledged (segLimit),
+// stream data only below the control reserve, within the peer's stream
+// windows and within its connection credit (RFC 9000 §4.1:
+// streamSet.connCredit).
 func (s *Session) fillLocked(target int) {
 	sn := &s.snd
 	ss := &s.streams
@@ -213,7 +216,7 @@ func (s *Session) fillLocked(target int) {
 			// framed for (pathfill.go), and the segment goes out full.
 			room = min(room, int64(target-sn.pend.Len()))
 		}
-		if !sn.frameFits(st, room) {
+		if !sn.frameFits(st, room, ss.connCredit()) {
 			return
 		}
 		snd := &st.send
@@ -224,7 +227,7 @@ func (s *Session) fillLocked(target int) {
 			continue
 		}
 		hl := int64(wire.StreamFrameHeaderLen(st.id, snd.framed, int(sn.segSize)))
-		n := min(uint64(snd.buf.Len()), snd.limit-snd.framed, sn.segSize-uint64(hl), uint64(room-hl))
+		n := min(uint64(snd.buf.Len()), snd.limit-snd.framed, sn.segSize-uint64(hl), uint64(room-hl), ss.connCredit())
 		fin := snd.state == sendClosing && n == uint64(snd.buf.Len())
 		sn.marks.add(off, st)
 		sn.pend.Append(wire.AppendStreamFrameHeader(sn.hdr[:0], st.id, snd.framed, int(n), fin))
@@ -233,6 +236,7 @@ func (s *Session) fillLocked(target int) {
 		sn.frameEnded()
 		s.dataFramedLocked()
 		snd.framed += n
+		ss.connSent += n // new bytes: a frame is framed once (RFC 9000 §4.1 counts the highest offset sent)
 		ss.unqueueLocked(n)
 		if free, wake := s.snd.bufCap-snd.buf.Len(), writeWake(s.snd.bufCap); free >= wake && free-int(n) < wake {
 			st.wcond.Broadcast() // a Write waiting for its buffer has room worth a wake-up
@@ -257,9 +261,9 @@ func (s *Session) fillCtlLocked(target int) {
 }
 
 // streamFramableLocked reports whether fillLocked would frame stream data
-// or an end now: the first ready stream that can send fits in the peer's
-// connection window. It drops the ready streams that cannot send, as
-// fillLocked does.
+// or an end now: the first ready stream that can send fits within segLimit
+// and the peer's connection credit. It drops the ready streams that cannot
+// send, as fillLocked does.
 func (s *Session) streamFramableLocked() bool {
 	sn := &s.snd
 	ss := &s.streams
@@ -269,25 +273,28 @@ func (s *Session) streamFramableLocked() bool {
 			ss.popReady(false)
 			continue
 		}
-		return sn.frameFits(st, sn.streamRoom(sn.pendOff+uint64(sn.pend.Len())))
+		return sn.frameFits(st, sn.streamRoom(sn.pendOff+uint64(sn.pend.Len())), ss.connCredit())
 	}
 	return false
 }
 
-// streamRoom is the room for stream frames framed at connection offset
-// off: the peer's window less the control reserve, bytes (negative: none).
+// streamRoom is the room for stream frames framed at segment offset off:
+// what the sender may hold unacknowledged (segLimit) less the control
+// reserve, bytes (negative: none). The peer's connection credit bounds the
+// stream data in them apart (streamSet.connCredit).
 func (sn *sender) streamRoom(off uint64) int64 {
-	return int64(sn.peerLimit) - ctrlReserve - int64(off)
+	return int64(sn.segLimit) - ctrlReserve - int64(off)
 }
 
 // frameFits reports whether st's next frame fits in room bytes: its end
 // alone when nothing is buffered (a header), else a header and at least a
-// byte of data.
-func (sn *sender) frameFits(st *Stream, room int64) bool {
+// byte of data, which the peer's connection credit must allow too (an end
+// alone takes none: its final size is what was framed).
+func (sn *sender) frameFits(st *Stream, room int64, credit uint64) bool {
 	if st.send.buf.Len() == 0 {
 		return room >= int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, 0))
 	}
-	return room > int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, int(sn.segSize)))
+	return credit > 0 && room > int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, int(sn.segSize)))
 }
 
 // writeWake is the room in a stream's send buffer of bufCap bytes that
@@ -317,8 +324,8 @@ func (ss *streamSet) popReady(again bool) {
 	}
 }
 
-// frameCtlLocked frames the next control frame at connection offset off,
-// if the peer's window has room; it reports whether it did.
+// frameCtlLocked frames the next control frame at segment offset off, if
+// segLimit leaves room; it reports whether it did.
 func (s *Session) frameCtlLocked(off uint64) bool {
 	sn := &s.snd
 	ss := &s.streams
@@ -334,6 +341,8 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 		f = wire.AppendMaxStreams(f, ss.peer[bidi].limit, false)
 	case ss.peer[uni].maxDue:
 		f = wire.AppendMaxStreams(f, ss.peer[uni].limit, true)
+	case ss.maxDataDue:
+		f = wire.AppendMaxData(f, s.rcv.nextMaxData())
 	default:
 		st = ss.ctl[0]
 		switch {
@@ -347,7 +356,7 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 			bit, f = ctlMaxData, wire.AppendMaxStreamData(f, st.id, st.recv.limit)
 		}
 	}
-	if off+uint64(len(f)) > sn.peerLimit {
+	if off+uint64(len(f)) > sn.segLimit {
 		return false
 	}
 	sn.appendFrame(f)
@@ -358,8 +367,11 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 		ss.statusQ = ss.statusQ[1:]
 	case st == nil && ss.peer[bidi].maxDue:
 		ss.peer[bidi].maxDue = false
-	case st == nil:
+	case st == nil && ss.peer[uni].maxDue:
 		ss.peer[uni].maxDue = false
+	case st == nil:
+		ss.maxDataDue = false
+		s.rcv.maxData = s.rcv.nextMaxData()
 	default:
 		st.ctl &^= bit
 	}
@@ -376,5 +388,5 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 
 // ctlPending reports whether control records wait to be framed.
 func (ss *streamSet) ctlPending() bool {
-	return ss.peer[bidi].maxDue || ss.peer[uni].maxDue || len(ss.ctl) > 0 || len(ss.statusQ) > 0
+	return ss.peer[bidi].maxDue || ss.peer[uni].maxDue || ss.maxDataDue || len(ss.ctl) > 0 || len(ss.statusQ) > 0
 }

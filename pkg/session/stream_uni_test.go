@@ -105,7 +105,7 @@ func TestUniStreamCreditSeparate(t *testing.T) {
 // stream until the peer grants one.
 func TestUniStreamCreditReturned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tc := newTestSessionParams(t, &Config{MaxUniStreams: 1}, wire.Params{MaxStreams: 10, StreamWindow: 64 << 10}) // no uni credit
+		tc := newTestSessionParams(t, &Config{MaxUniStreams: 1}, wire.Params{MaxStreams: 10, StreamWindow: 64 << 10, MaxData: 1 << 20}) // no uni credit
 		if _, err := tc.s.OpenUniStream(); !errors.Is(err, ErrStreamLimitReached) {
 			t.Errorf("OpenUniStream without credit: %v, want ErrStreamLimitReached", err)
 		}
@@ -226,7 +226,7 @@ func TestUniStreamsE2E(t *testing.T) {
 			tc.mu.Lock()
 			cum := tc.nextSeg
 			tc.mu.Unlock()
-			tc.writeFrames(0, ackFrame{Cum: cum, Limit: 1 << 24})
+			tc.writeFrames(0, ackFrame{Cum: cum})
 			if fins > 0 {
 				break
 			}

@@ -48,6 +48,10 @@ type streamSet struct {
 	peer  [2]peerStreams  // by type: streams the peer opens
 
 	peerWindow uint64 // the peer's initial window for each stream, bytes
+	connMax    uint64 // the peer's connection credit (RFC 9000 §4.1): stream bytes framed for the first time, all streams together, stay below it (Params.MaxData, raised by MAX_DATA)
+	connSent   uint64 // stream bytes framed for the first time, all streams: the sum of their highest offsets sent
+	recvWindow uint64 // Config.RecvWindow: the connection credit this end grants (Params.MaxData)
+	maxDataDue bool   // a MAX_DATA frame (receiver.maxData) waits to be framed
 	window     uint64 // Config.StreamWindow: our initial window per stream, bytes
 	maxWindow  uint64 // Config.MaxStreamWindow, bytes
 
@@ -100,13 +104,14 @@ func (ss *streamSet) init(s *Session, cfg Config, isClient bool) {
 		ss.peer[k].signal = make(chan struct{}, 1)
 	}
 	ss.window = uint64(cfg.StreamWindow)
+	ss.recvWindow = uint64(cfg.RecvWindow)
 	ss.maxWindow = uint64(cfg.MaxStreamWindow)
 	ss.maxQueued = uint64(cfg.MaxSendBuffered)
 }
 
 // params are the grants this end announces in its handshake.
 func (ss *streamSet) params() wire.Params {
-	return wire.Params{MaxStreams: ss.peer[bidi].max, StreamWindow: ss.window, MaxUniStreams: ss.peer[uni].max}
+	return wire.Params{MaxStreams: ss.peer[bidi].max, StreamWindow: ss.window, MaxUniStreams: ss.peer[uni].max, MaxData: ss.recvWindow}
 }
 
 // peerParams installs the grants of the peer's handshake.
@@ -114,6 +119,16 @@ func (ss *streamSet) peerParams(p wire.Params) {
 	ss.local[bidi].limit = p.MaxStreams
 	ss.local[uni].limit = p.MaxUniStreams
 	ss.peerWindow = p.StreamWindow
+	ss.connMax = max(ss.connMax, p.MaxData)
+}
+
+// connCredit is the peer's connection credit left, bytes of new stream
+// data (RFC 9000 §4.1).
+func (ss *streamSet) connCredit() uint64 {
+	if ss.connSent >= ss.connMax {
+		return 0
+	}
+	return ss.connMax - ss.connSent
 }
 
 // streamID is the ID of the stream with index i of its type, opened by the

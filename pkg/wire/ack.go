@@ -12,11 +12,11 @@ type Range struct {
 	End   uint64 // one past the last
 }
 
-// Ack acknowledges segments at connection level and carries the receive
-// window, like MPTCP's DATA_ACK.
+// Ack acknowledges segments at connection level, like QUIC's ACK frame:
+// it carries no window (protocol version 5; the connection's credit
+// travels in MAX_DATA frames, frame.go).
 type Ack struct {
 	Cum    uint64  // every segment with Seq < Cum was received
-	Limit  uint64  // the sender may send connection bytes with offset < Limit
 	Ranges []Range // segments received above Cum, ascending, disjoint, at most MaxAckRanges
 }
 
@@ -25,7 +25,6 @@ type Ack struct {
 func AppendAck(b []byte, a *Ack) []byte {
 	b = append(b, TypeAck)
 	b = quicvarint.Append(b, a.Cum)
-	b = quicvarint.Append(b, a.Limit)
 	n := min(len(a.Ranges), MaxAckRanges)
 	b = quicvarint.Append(b, uint64(n))
 	prev := a.Cum
@@ -46,9 +45,6 @@ func ParseAck(p []byte, a *Ack) error {
 		return malformed("not an ack")
 	}
 	if a.Cum, err = quicvarint.Read(r); err != nil {
-		return readErr(err)
-	}
-	if a.Limit, err = quicvarint.Read(r); err != nil {
 		return readErr(err)
 	}
 	n, err := quicvarint.Read(r)

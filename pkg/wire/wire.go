@@ -40,7 +40,16 @@ const (
 	TypeSilent byte = 0x24 // receiver → sender: nothing arrived on a path for a while (path ID, varint)
 )
 
-// Magic opens every path's data stream: "MPQ" and the protocol version 4.
+// Magic opens every path's data stream: "MPQ" and the protocol version 5.
+//
+// Version 5 (issue 30) changed, from version 4: the connection's flow
+// control is RFC 9000 §4.1's. The credit counts stream bytes, each
+// stream's highest offset received (or its final size), not segment
+// offsets; Params carry a fourth varint, MaxData (initial_max_data), and
+// MAX_DATA frames in segments raise it, as the receiving application
+// reads. An Ack no longer carries a window (its Limit field is gone): it
+// acknowledges segments only. A segment's offset is left to the sender,
+// which bounds what it holds unacknowledged itself.
 //
 // Version 4 (issue 30) changed, from version 3: a segment's payload is a
 // sequence of whole frames (frame.go: STREAM with its stream offset, and
@@ -49,7 +58,8 @@ const (
 // a segment late on one path delays only the streams whose bytes it
 // carries. The segment's sequence number is for acknowledgement, loss
 // detection and reinjection only; its offset counts the frame bytes sent
-// before it, which the connection window (Ack.Limit) bounds. RESET_STREAM
+// before it, which the connection window (Ack.Limit) bounded until version
+// 5. RESET_STREAM
 // carries the stream's final size (RFC 9000 §19.4).
 //
 // Version 3 (issue 19) changed, from version 2:
@@ -65,7 +75,7 @@ const (
 //
 // Versions do not interoperate: a peer that opens with another version is
 // refused.
-var Magic = [4]byte{'M', 'P', 'Q', 4}
+var Magic = [4]byte{'M', 'P', 'Q', 5}
 
 // Size limits that the decoders enforce.
 const (
@@ -85,12 +95,13 @@ func malformed(format string, a ...any) error {
 
 // Params are the stream limits an endpoint grants its peer when the session
 // opens (the stream-layer part of QUIC's transport parameters). They are
-// raised later with MAX_STREAMS and MAX_STREAM_DATA frames (frame.go).
-// On the wire: three varints in field order.
+// raised later with MAX_STREAMS, MAX_STREAM_DATA and MAX_DATA frames
+// (frame.go). On the wire: four varints in field order.
 type Params struct {
 	MaxStreams    uint64 // bidirectional streams the peer may open before the first MAX_STREAMS
 	StreamWindow  uint64 // bytes the peer may send on each stream before its first MAX_STREAM_DATA
 	MaxUniStreams uint64 // unidirectional streams the peer may open before the first MAX_STREAMS (unidirectional)
+	MaxData       uint64 // stream bytes the peer may send on all streams together before the first MAX_DATA (RFC 9000's initial_max_data)
 }
 
 // Hello opens a new session.
@@ -204,7 +215,8 @@ func ReadHandshake(r *bufio.Reader) (any, error) {
 func appendParams(b []byte, p Params) []byte {
 	b = quicvarint.Append(b, min(p.MaxStreams, quicvarint.Max))
 	b = quicvarint.Append(b, min(p.StreamWindow, quicvarint.Max))
-	return quicvarint.Append(b, min(p.MaxUniStreams, quicvarint.Max))
+	b = quicvarint.Append(b, min(p.MaxUniStreams, quicvarint.Max))
+	return quicvarint.Append(b, min(p.MaxData, quicvarint.Max))
 }
 
 func readParams(r *bufio.Reader, p *Params) error {
@@ -216,6 +228,9 @@ func readParams(r *bufio.Reader, p *Params) error {
 		return readErr(err)
 	}
 	if p.MaxUniStreams, err = quicvarint.Read(r); err != nil {
+		return readErr(err)
+	}
+	if p.MaxData, err = quicvarint.Read(r); err != nil {
 		return readErr(err)
 	}
 	return nil

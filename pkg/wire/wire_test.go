@@ -11,8 +11,8 @@ import (
 
 func TestHandshakeRoundTrip(t *testing.T) {
 	j := &Join{SessionID: [16]byte{1}, Nonce: [16]byte{2}, MAC: [32]byte{3}}
-	a := &Accept{SessionID: [16]byte{4}, PathID: 300, Params: Params{MaxStreams: 7, StreamWindow: 1 << 20, MaxUniStreams: 3}}
-	h := Hello{Params: Params{MaxStreams: 256, StreamWindow: 512 << 10, MaxUniStreams: 100}}
+	a := &Accept{SessionID: [16]byte{4}, PathID: 300, Params: Params{MaxStreams: 7, StreamWindow: 1 << 20, MaxUniStreams: 3, MaxData: 1 << 22}}
+	h := Hello{Params: Params{MaxStreams: 256, StreamWindow: 512 << 10, MaxUniStreams: 100, MaxData: 16 << 20}}
 	je := &Join{SessionID: [16]byte{5}, Nonce: [16]byte{6}, MAC: [32]byte{7}, Early: true}
 	for _, f := range []any{h, j, je, a} {
 		b := AppendHandshake(nil, f)
@@ -55,12 +55,12 @@ func TestSegmentRoundTrip(t *testing.T) {
 }
 
 func TestAckRoundTrip(t *testing.T) {
-	in := &Ack{Cum: 10, Limit: 1 << 22, Ranges: []Range{{12, 15}, {20, 21}}}
+	in := &Ack{Cum: 10, Ranges: []Range{{12, 15}, {20, 21}}}
 	var out Ack
 	if err := ParseAck(AppendAck(nil, in), &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Cum != in.Cum || out.Limit != in.Limit || len(out.Ranges) != 2 || out.Ranges[0] != in.Ranges[0] || out.Ranges[1] != in.Ranges[1] {
+	if out.Cum != in.Cum || len(out.Ranges) != 2 || out.Ranges[0] != in.Ranges[0] || out.Ranges[1] != in.Ranges[1] {
 		t.Errorf("got %+v, want %+v", out, in)
 	}
 	// A range touching Cum (gap 0) would be part of the cumulative ack.
@@ -110,7 +110,7 @@ func FuzzReadSegment(f *testing.F) {
 }
 
 func FuzzParseAck(f *testing.F) {
-	f.Add(AppendAck(nil, &Ack{Cum: 3, Limit: 9, Ranges: []Range{{5, 7}}}))
+	f.Add(AppendAck(nil, &Ack{Cum: 3, Ranges: []Range{{5, 7}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var a Ack
 		if ParseAck(b, &a) != nil {

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quic-go/quic-go/quicvarint"
-
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
@@ -152,12 +150,7 @@ func Overlap(ctx context.Context, o Options) Result {
 		}
 		c.frames.Add(1)
 		c.bytes.Add(int64(len(payload)))
-		limit := uint64(64 << 10) // until the server's first Ack
-		actx, cancel := context.WithTimeout(ctx, time.Second)
-		if l, err := p.awaitLimit(actx, 1<<20); err == nil {
-			limit = l
-		}
-		cancel()
+		limit := max(p.credit, 64<<10) // the server's window (its Accept's credit), over which the segments spread
 		const maxSeq = 1 << 16
 		span := uint64(1)
 		if limit > 2*maxSeq+wire.MaxSegmentPayload {
@@ -202,10 +195,7 @@ func AckReqs(ctx context.Context, o Options) Result {
 		if err := p.Segment(1, 1, one); err != nil {
 			return err
 		}
-		limit, err := p.awaitLimit(ctx, 1<<20)
-		if err != nil {
-			return err
-		}
+		limit := max(p.credit, 1<<20) // the server's window (its Accept's credit)
 		step := (limit - 2) / holes
 		for k := uint64(1); k < holes; k++ {
 			if err := p.Segment(1+k*step, 1+k*step, one); err != nil {
@@ -232,31 +222,17 @@ func AckReqs(ctx context.Context, o Options) Result {
 	})
 }
 
-// awaitLimit reads the server's Acks until one announces a window limit of
-// at least least bytes, and returns it.
-func (p *Peer) awaitLimit(ctx context.Context, least uint64) (uint64, error) {
-	var a wire.Ack
-	for {
-		b, err := p.Conn.ReceiveDatagram(ctx)
-		if err != nil {
-			return 0, err
-		}
-		if len(b) > 0 && b[0] == wire.TypeAck && wire.ParseAck(b, &a) == nil && a.Limit >= least {
-			return a.Limit, nil
-		}
-	}
-}
-
 // Window (issue 10 item 3) requests o.File, reads (and drops) every byte
-// the server sends, and answers with Acks that acknowledge nothing and
-// announce a 2^62-1 byte window, every 20 ms: a sender that trusts the
-// window keeps everything it sent for retransmission.
+// the server sends, and answers with Acks that acknowledge nothing, every
+// 20 ms, its Hello having granted a 2^62-1 byte connection credit
+// (grantData; version 4 announced it in every Ack): a sender that trusts
+// the credit keeps everything it sent for retransmission.
 func Window(ctx context.Context, o Options) Result {
 	return run(ctx, "window", o, func(ctx context.Context, p *Peer, c *counters) error {
 		if err := p.Request("FILE " + o.File + "\n"); err != nil {
 			return err
 		}
-		a := wire.Ack{Cum: 0, Limit: quicvarint.Max}
+		a := wire.Ack{Cum: 0}
 		return p.ackEvery(ctx, c, 20*time.Millisecond, func() *wire.Ack { return &a })
 	})
 }

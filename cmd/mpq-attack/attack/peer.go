@@ -56,7 +56,7 @@ type Peer struct {
 
 	seq, off uint64            // next in-order segment
 	offs     map[uint64]uint64 // each stream's next offset (Data)
-	limit    uint64            // the server's window limit as its last Ack read by SendWithin announced (0: none read)
+	credit   uint64            // the server's connection credit, stream bytes (its Accept's Params.MaxData; 0 before version 5: none known)
 
 	h3 *h3State // HTTP/3 attacks: what the server sent (dialH3)
 }
@@ -98,6 +98,11 @@ func Dial(ctx context.Context, addr *net.UDPAddr, conf *tls.Config) (*Peer, erro
 	return p, err
 }
 
+// grantData grants the server the largest connection credit in params
+// (wire.Params.MaxData, version 5), so that it never waits for a MAX_DATA
+// frame from a peer that reads everything at once.
+func grantData(params any) { setParam(params, "MaxData", quicvarint.Max) }
+
 // dial is Dial with the Hello set up by hello; it returns the server's
 // Accept too.
 func dial(ctx context.Context, addr *net.UDPAddr, conf *tls.Config, hello func(*wire.Hello)) (*Peer, *wire.Accept, error) {
@@ -110,6 +115,7 @@ func dial(ctx context.Context, addr *net.UDPAddr, conf *tls.Config, hello func(*
 		return fail(err)
 	}
 	h := wire.Hello{}
+	grantData(&h.Params)
 	hello(&h)
 	if _, err := p.Out.Write(wire.AppendHandshake(nil, h)); err != nil {
 		return fail(err)
@@ -128,6 +134,7 @@ func dial(ctx context.Context, addr *net.UDPAddr, conf *tls.Config, hello func(*
 		return fail(fmt.Errorf("attack: server answered %T", f))
 	}
 	p.ID = a.SessionID
+	p.credit = acceptParam(a, "MaxData")
 	return p, a, nil
 }
 
@@ -205,45 +212,28 @@ func (p *Peer) Raw(b []byte) error {
 	return nil
 }
 
-// initialLimit is the window limit both ends of a session assume before
-// the receiver's first Ack (session.InitialWindow), bytes.
-const initialLimit = 64 << 10
+// errCredit is SendWithin's error for frames that would take the peer past
+// the server's connection credit.
+var errCredit = errors.New("attack: the frames would exceed the server's connection credit")
 
 // SendWithin sends frames as Send does, but as a genuine sender would:
-// never past the server's window limit, which is initialLimit until one of
-// its Acks announces more. What does not fit waits, up to ctx, for an Ack
-// with room for all of them (awaitLimit, which drops the other datagrams
-// it reads); it returns that wait's error with the rest unsent. An attack
-// on something else (big headers, say) must not also overflow the window:
-// the server rightly ends such a session for a protocol violation, and
-// whether it does depended on how fast it read (TestH3Violations failed
-// 3 of 600 runs under load with "segment 54 ends at offset 66000 beyond
-// the window limit 65536").
+// never past the server's connection credit, the stream bytes its Accept
+// granted (RFC 9000 §4.1; protocol version 5). The frames' stream data must
+// have been made by Data, which counts it; if the streams' offsets then add
+// up to more than the credit, nothing is sent and it returns errCredit
+// (the peer does not read MAX_DATA frames). An attack on something else
+// (big headers, say) must not also overflow the window: the server rightly
+// ends such a session for a flow-control violation (TestH3Violations
+// failed 3 of 600 runs under load that way, in version 4).
 func (p *Peer) SendWithin(ctx context.Context, frames ...[]byte) error {
-	limit := max(p.limit, initialLimit)
-	var total uint64
-	k := 0
-	for _, f := range frames {
-		if p.off+total+uint64(len(f)) > limit {
-			break
+	if p.credit > 0 {
+		var sent uint64
+		for _, off := range p.offs {
+			sent += off
 		}
-		total += uint64(len(f))
-		k++
-	}
-	if k < len(frames) {
-		if err := p.Send(frames[:k]...); err != nil {
-			return err
+		if sent > p.credit {
+			return fmt.Errorf("%w: %d stream bytes, credit %d", errCredit, sent, p.credit)
 		}
-		var rest uint64
-		for _, f := range frames[k:] {
-			rest += uint64(len(f))
-		}
-		l, err := p.awaitLimit(ctx, p.off+rest)
-		if err != nil {
-			return err
-		}
-		p.limit = l
-		frames = frames[k:]
 	}
 	return p.Send(frames...)
 }
@@ -290,8 +280,9 @@ func (p *Peer) ackEvery(ctx context.Context, c *counters, period time.Duration, 
 }
 
 // Consume reads the server's segments (one path: they come in order) and
-// acknowledges them like a genuine receiver, every 20 ms, with a 4 MiB
-// window beyond what arrived, until the data stream ends. It keeps a
+// acknowledges them like a genuine receiver, every 20 ms, until the data
+// stream ends (its Hello granted the server all the connection credit it
+// may want, grantData). It keeps a
 // session busy, neither idle nor with its acknowledgements stalled.
 func (p *Peer) Consume() { p.consume(nil) }
 
@@ -300,7 +291,7 @@ func (p *Peer) Consume() { p.consume(nil) }
 // error.
 func (p *Peer) consume(onPayload func([]byte) error) {
 	var mu sync.Mutex
-	var next, off uint64
+	var next uint64
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(20 * time.Millisecond)
@@ -312,7 +303,7 @@ func (p *Peer) consume(onPayload func([]byte) error) {
 			case <-t.C:
 			}
 			mu.Lock()
-			a := wire.Ack{Cum: next, Limit: off + 4<<20}
+			a := wire.Ack{Cum: next}
 			mu.Unlock()
 			if p.Ack(&a) != nil {
 				return
@@ -330,7 +321,6 @@ func (p *Peer) consume(onPayload func([]byte) error) {
 		inOrder := seg.Seq == next
 		if inOrder {
 			next++
-			off = seg.Offset + uint64(len(seg.Payload))
 		}
 		mu.Unlock()
 		if inOrder && onPayload != nil && onPayload(seg.Payload) != nil {

@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quic-go/quic-go/quicvarint"
-
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
@@ -37,7 +35,7 @@ func WideAcks(ctx context.Context, o Options) Result {
 			return err
 		}
 		rate := max(o.Rate, 1)
-		a := wire.Ack{Cum: 0, Limit: quicvarint.Max}
+		a := wire.Ack{Cum: 0}
 		return p.ackEvery(ctx, c, time.Second/time.Duration(rate), func() *wire.Ack {
 			a.Ranges = wideRanges(a.Ranges[:0], next.Load())
 			return &a

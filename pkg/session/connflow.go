@@ -1,0 +1,78 @@
+package session
+
+import "fmt"
+
+// The connection's flow control on the receiving side (protocol version 5),
+// RFC 9000 §4.1: "A receiver MUST close the connection with an error of
+// type FLOW_CONTROL_ERROR if the sender violates the advertised connection
+// or stream data limits". The credit counts stream bytes: each stream's
+// highest offset received, or its final size once known (§4.5: "the final
+// size is the amount of flow control credit that is consumed by a
+// stream"), summed over the streams. A retransmission or a copy of a frame
+// on another path counts nothing more. The credit comes back as the
+// application reads, or as the session discards a stream's bytes (a reset,
+// CancelRead), and returns to the peer in MAX_DATA frames, at least a
+// quarter of the window at a time (quic-go's update threshold).
+//
+// Bound: the streams hold at most counted − consumed ≤ maxData − consumed
+// ≤ RecvWindow bytes, whatever the peer announces.
+
+// connCountLocked counts st's bytes up to stream offset end against the
+// connection's credit, before the frame that carries them is taken; past
+// the credit, it returns the FLOW_CONTROL_ERROR. s.mu is held.
+func (s *Session) connCountLocked(st *Stream, end uint64) error {
+	b := &st.recv.buf
+	if end <= b.highest {
+		return nil // counted already
+	}
+	r := &s.rcv
+	if more := end - b.highest; r.counted+more > r.maxData {
+		return fmt.Errorf("%w: stream %d: data to offset %d takes the connection %d bytes past its limit %d", ErrFlowControl, st.id, end, r.counted+more-r.maxData, r.maxData)
+	} else {
+		r.counted += more
+	}
+	return nil
+}
+
+// connReleaseLocked returns the credit of st's bytes that the application
+// read or the session discarded since the last call (recvBuf.read counts
+// both), and queues a MAX_DATA frame when maxDataDue says so. s.mu is held.
+func (s *Session) connReleaseLocked(st *Stream) {
+	rs := &st.recv
+	if rs.buf.read <= rs.released {
+		return
+	}
+	r := &s.rcv
+	r.consumed += rs.buf.read - rs.released
+	rs.released = rs.buf.read
+	if !s.streams.maxDataDue && r.maxDataDue(r.consumed+r.window) {
+		s.streams.maxDataDue = true // framed with the limit of its time (nextMaxData)
+		poke(s.wake)
+	}
+}
+
+// nextMaxData is the limit a MAX_DATA frame framed now announces: what was
+// consumed plus the window. The framer sets maxData to it once the frame is
+// in a segment: the receiver holds the peer to the limit framed last, never
+// to one it has not sent. s.mu is held.
+func (r *receiver) nextMaxData() uint64 { return max(r.maxData, r.consumed+r.window) }
+
+// maxDataDue says whether to announce next as the connection's new limit:
+// once it is a quarter of the window above the last one (quic-go's
+// threshold; RFC 9000 §4.2, "frequently sending MAX_STREAM_DATA and
+// MAX_DATA frames with small changes is undesirable"), or, while the peer
+// has less than a quarter of the window left to send, a sixteenth above.
+// The second rule is for streams that hold most of the window unread: the
+// credit that the others' reads return may never reach a quarter, and RFC
+// 9000 §4.2 warns that "A receiver MUST NOT wait for a STREAM_DATA_BLOCKED
+// or DATA_BLOCKED frame before sending a MAX_STREAM_DATA or MAX_DATA frame;
+// doing so could result in the sender being blocked for the rest of the
+// connection" (TestSevenUnreadStreamsDefaults: seven unread streams hold 3.5
+// of a 4 MiB window).
+func (r *receiver) maxDataDue(next uint64) bool {
+	if next >= r.maxData+r.window/4 {
+		return true
+	}
+	left := r.maxData - min(r.counted, r.maxData)
+	return left < r.window/4 && next >= r.maxData+r.window/16
+}
