@@ -11,8 +11,13 @@ import "fmt"
 // stream"), summed over the streams. A retransmission or a copy of a frame
 // on another path counts nothing more. The credit comes back as the
 // application reads, or as the session discards a stream's bytes (a reset,
-// CancelRead), and returns to the peer in MAX_DATA frames, at least a
-// quarter of the window at a time (quic-go's update threshold).
+// CancelRead), and returns to the peer in every Ack (wire.Ack.MaxData,
+// QUIC's MAX_DATA): Acks go on the fastest live path as datagrams, where a
+// frame in a segment would go where the scheduler puts it, the slow path
+// too. An Ack goes out for the credit alone once a quarter of the window
+// is to return (quic-go's update threshold). An Ack lost with its credit is
+// asked for again by the sender's persist timer (persist.go), as QUIC
+// retransmits a lost MAX_DATA.
 //
 // Bound: the streams hold at most counted − consumed ≤ maxData − consumed
 // ≤ RecvWindow bytes, whatever the peer announces.
@@ -36,7 +41,8 @@ func (s *Session) connCountLocked(st *Stream, end uint64) error {
 
 // connReleaseLocked returns the credit of st's bytes that the application
 // read or the session discarded since the last call (recvBuf.read counts
-// both), and queues a MAX_DATA frame when maxDataDue says so. s.mu is held.
+// both), and makes an Ack due at once when maxDataDue says so. s.mu is
+// held.
 func (s *Session) connReleaseLocked(st *Stream) {
 	rs := &st.recv
 	if rs.buf.read <= rs.released {
@@ -45,20 +51,21 @@ func (s *Session) connReleaseLocked(st *Stream) {
 	r := &s.rcv
 	r.consumed += rs.buf.read - rs.released
 	rs.released = rs.buf.read
-	if !s.streams.maxDataDue && r.maxDataDue(r.consumed+r.window) {
-		s.streams.maxDataDue = true // framed with the limit of its time (nextMaxData)
-		poke(s.wake)
+	if r.maxDataDue(r.consumed + r.window) {
+		r.ackDue = s.now() // buildAckLocked announces it
+		poke(s.ackWake)
 	}
 }
 
-// nextMaxData is the limit a MAX_DATA frame framed now announces: what was
-// consumed plus the window. The framer sets maxData to it once the frame is
-// in a segment: the receiver holds the peer to the limit framed last, never
-// to one it has not sent. s.mu is held.
+// nextMaxData is the limit an Ack built now announces: what was consumed
+// plus the window. buildAckLocked sets maxData to it: the receiver holds
+// the peer to the limit it sent last, never to one it has not sent. s.mu
+// is held.
 func (r *receiver) nextMaxData() uint64 { return max(r.maxData, r.consumed+r.window) }
 
-// maxDataDue says whether to announce next as the connection's new limit:
-// once it is a quarter of the window above the last one (quic-go's
+// maxDataDue says whether to send an Ack for the credit alone, to announce
+// next as the connection's new limit: once it is a quarter of the window
+// above the last one (quic-go's
 // threshold; RFC 9000 §4.2, "frequently sending MAX_STREAM_DATA and
 // MAX_DATA frames with small changes is undesirable"), or, while the peer
 // has less than a quarter of the window left to send, a sixteenth above.

@@ -179,3 +179,36 @@ func TestHarnessLostAckNotResent(t *testing.T) {
 		tc.wantIdle("one Ack")
 	})
 }
+
+// RFC 9000 §13.3: "An updated value is sent in a MAX_DATA frame if the
+// packet containing the most recently sent MAX_DATA frame is declared
+// lost". The session's credit travels in Acks, which are datagrams: when
+// its data is all acknowledged but stream data waits for credit (the Ack
+// that raised it may have been lost), the session asks for an Ack
+// (AckReq), and the peer's answer with more credit lets the rest out.
+func TestHarnessCreditWaitAsksForAck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		params := peerParams
+		params.MaxData = InitialWindow
+		tc := newTestSessionParams(t, &Config{AckTimeout: time.Minute}, params)
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go st.Write(make([]byte, 100000))
+		fs := tc.collect(time.Second)[0]
+		if end := streamEnd(fs, st.ID()); end != InitialWindow {
+			t.Fatalf("with the handshake's credit: sent up to %d, want %d", end, InitialWindow)
+		}
+		tc.ackAll(0) // everything acknowledged, no new credit
+		t0 := time.Now()
+		if at := ackReqTimes(tc, t0, 2*time.Second); len(at) == 0 {
+			t.Fatal("no AckReq in 2 s while stream data waits for credit")
+		}
+		tc.drain(0)
+		tc.writeFrames(0, ackFrame{Cum: 0, MaxData: 100000})
+		if end := streamEnd(tc.collect(time.Second)[0], st.ID()); end != 100000 {
+			t.Errorf("after the credit came: sent up to %d, want 100,000", end)
+		}
+	})
+}

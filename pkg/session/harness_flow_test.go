@@ -104,9 +104,9 @@ func TestHarnessMaxStreamDataNeverLowers(t *testing.T) {
 
 // RFC 9000 §4.1, as above, for the connection limit: "A sender MUST ignore
 // any MAX_DATA or MAX_STREAM_DATA frames that do not increase flow control
-// limits." The peer grants 100,000 bytes in its handshake, then MAX_DATA
-// 200,000 and a stale 120,000 (reordered): the session sends the stream's
-// bytes up to 200,000 exactly.
+// limits." The peer grants 100,000 bytes in its handshake, then 200,000 in
+// an Ack and a stale 120,000 in a later one (reordered): the session sends
+// the stream's bytes up to 200,000 exactly.
 func TestHarnessConnectionLimitNeverLowers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		params := peerParams
@@ -121,9 +121,9 @@ func TestHarnessConnectionLimitNeverLowers(t *testing.T) {
 			t.Fatalf("the handshake's 100,000 bytes of credit: sent up to %d", end)
 		}
 		tc.ackAll(0)
-		tc.writeFrames(0, connMaxDataFrame{200000})
+		tc.writeFrames(0, ackFrame{Cum: 0, MaxData: 200000})
 		tc.advance(time.Millisecond)
-		tc.writeFrames(0, connMaxDataFrame{120000})
+		tc.writeFrames(0, ackFrame{Cum: 0, MaxData: 120000})
 		if end := streamEnd(tc.collect(time.Second)[0], st.ID()); end != 200000 {
 			t.Errorf("MAX_DATA 200,000 then a stale 120,000: sent up to %d, want 200,000", end)
 		}
@@ -257,16 +257,17 @@ func TestHarnessNoStreamCreditBeforeAccept(t *testing.T) {
 // account for all bytes sent on the stream in its connection-level flow
 // controller." and §3.2: "the receiving part of the stream ... can discard
 // any data that it already received". 20,000 unread bytes of a stream the
-// peer resets go back to the connection's credit: a MAX_DATA frame raises
-// it by as much (RFC 9000 §19.9), where nothing was announced before.
+// peer resets go back to the connection's credit: the Ack of the reset
+// raises it by as much (wire.Ack.MaxData, RFC 9000's MAX_DATA), where the
+// Acks before announced the handshake's credit.
 func TestHarnessResetReturnsConnectionCredit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, &Config{RecvWindow: InitialWindow})
 		tc.writeFrames(0, dataFrame{ID: 0, Data: strings.Repeat("u", 20000)})
 		tc.advance(50 * time.Millisecond)
 		for _, f := range tc.drain(0) {
-			if m, ok := f.(connMaxDataFrame); ok {
-				t.Fatalf("%v with nothing read", m)
+			if a, ok := f.(ackFrame); !ok || a.MaxData != InitialWindow {
+				t.Fatalf("%v with nothing read, want Acks of the handshake's credit, %d", f, InitialWindow)
 			}
 		}
 		st, err := tc.s.AcceptStream(context.Background())
@@ -274,8 +275,10 @@ func TestHarnessResetReturnsConnectionCredit(t *testing.T) {
 			t.Fatal(err)
 		}
 		tc.writeFrames(0, resetFrame{ID: 0, Code: 1})
-		wantFrameType[segmentFrame](tc, "the reset returns the stream's credit: a segment goes out", 0)
-		tc.wantFrame("after a reset that discards 20,000 unread bytes: MAX_DATA the window plus those", 0, connMaxDataFrame{InitialWindow + 20000})
+		a, _ := wantFrameType[ackFrame](tc, "the reset is acknowledged", 0)
+		if want := uint64(InitialWindow + 20000); a.MaxData != want {
+			t.Errorf("after a reset that discards 20,000 unread bytes: MaxData %d, want %d", a.MaxData, want)
+		}
 		if _, err := st.Read(make([]byte, 1)); err == nil {
 			t.Error("Read after the peer's reset succeeded")
 		}
@@ -352,10 +355,9 @@ func TestHarnessCancelReadOnUniStream(t *testing.T) {
 // data, and §2.2's per-stream order: credit for bytes the application read
 // goes back whatever else is missing. The peer's first segment (stream 0)
 // never arrives, as on a path that went dark; 120 KB of stream 4 behind it
-// arrive and are read. The session's MAX_DATA frames must raise the
-// connection limit by what was read, less at most the quarter of the
-// window it returns at a time: at least the window plus 120,000 − 49,152
-// bytes. At 1b6fa1b (version 3) the limit was the in-sequence offset plus
+// arrive and are read. The session's Acks must raise the connection limit
+// (wire.Ack.MaxData) by what was read: at least the window plus 120,000 −
+// 49,152 bytes (a quarter of the window may wait for the next Ack). At 1b6fa1b (version 3) the limit was the in-sequence offset plus
 // the window less the bytes held, so it stayed at the window (196,608)
 // until the missing segment came.
 func TestHarnessGapKeepsReadCredit(t *testing.T) {
@@ -389,8 +391,8 @@ func TestHarnessGapKeepsReadCredit(t *testing.T) {
 		for range 40 {
 			tc.advance(5 * time.Millisecond)
 			for _, f := range tc.drain(0) {
-				if m, ok := f.(connMaxDataFrame); ok {
-					limit = max(limit, m.Max)
+				if a, ok := f.(ackFrame); ok {
+					limit = max(limit, a.MaxData)
 				}
 			}
 		}

@@ -66,10 +66,11 @@ type pathStatusFrame struct {              // PATH_STATUS (RFC 10069's PATH_STAT
 
 // Frames carried in QUIC datagrams.
 
-// ackFrame is a connection-level Ack (protocol version 5: no window).
+// ackFrame is a connection-level Ack and the connection credit it carries
+// (protocol version 5: stream bytes, RFC 9000's MAX_DATA).
 type ackFrame struct {
-	Cum    uint64
-	Ranges []wire.Range // nil when empty
+	Cum, MaxData uint64
+	Ranges       []wire.Range // nil when empty
 }
 
 type ackReqFrame struct{}              // wire.TypeAckReq
@@ -116,7 +117,7 @@ func (f pathStatusFrame) String() string {
 	return fmt.Sprintf("PathStatus{path %d, seq %d, backup %v}", f.Path, f.Seq, f.Backup)
 }
 func (f ackFrame) String() string {
-	return fmt.Sprintf("Ack{cum %d, ranges %v}", f.Cum, f.Ranges)
+	return fmt.Sprintf("Ack{cum %d, max data %d, ranges %v}", f.Cum, f.MaxData, f.Ranges)
 }
 func (ackReqFrame) String() string   { return "AckReq" }
 func (pingFrame) String() string     { return "Ping" }
@@ -215,7 +216,7 @@ func (c *wireV4) datagramRead(path int, b []byte) (frame, error) {
 		if err := wire.ParseAck(b, &a); err != nil {
 			return nil, err
 		}
-		f := ackFrame{Cum: a.Cum}
+		f := ackFrame{Cum: a.Cum, MaxData: a.MaxData}
 		if len(a.Ranges) > 0 {
 			f.Ranges = a.Ranges
 		}
@@ -270,7 +271,7 @@ func (c *wireV4) encode(fs []frame) (stream []byte, datagrams [][]byte, err erro
 			stream = wire.AppendSegmentHeader(stream, f.Seq, f.Offset, len(f.Payload))
 			stream = append(stream, f.Payload...)
 		case ackFrame:
-			datagrams = append(datagrams, wire.AppendAck(nil, &wire.Ack{Cum: f.Cum, Ranges: f.Ranges}))
+			datagrams = append(datagrams, wire.AppendAck(nil, &wire.Ack{Cum: f.Cum, MaxData: f.MaxData, Ranges: f.Ranges}))
 		case ackReqFrame:
 			datagrams = append(datagrams, []byte{wire.TypeAckReq})
 		case pingFrame:

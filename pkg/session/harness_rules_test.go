@@ -21,15 +21,14 @@ import (
 // or RFC 10069 it checks (the session's Ack plays QUIC's ACK and MAX_DATA,
 // its records QUIC's stream frames).
 
-// The harness itself: the session sends nothing as it opens (protocol
-// version 5: its window travels in the handshake, Params.MaxData, where
-// version 4 sent an Ack to announce it), reads what the peer sends, and
-// acknowledges it.
+// The harness itself: the session announces its whole connection credit
+// as it opens (an Ack of nothing; its handshake granted InitialWindow),
+// reads what the peer sends, and acknowledges it.
 func TestHarnessOpens(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
-		if len(tc.opening) != 0 {
-			t.Fatalf("the session opened with %v, want nothing", tc.opening)
+		if want := []pathFrame{{0, ackFrame{Cum: 0, MaxData: DefaultRecvWindow}}}; !reflect.DeepEqual(tc.opening, want) {
+			t.Fatalf("the session opened with %v, want one Ack announcing its %d-byte window", tc.opening, DefaultRecvWindow)
 		}
 		tc.writeFrames(0, dataFrame{ID: 0, Data: "hello"}, finFrame{ID: 0})
 		st, err := tc.s.AcceptStream(context.Background())
@@ -139,9 +138,9 @@ func TestHarnessStreamCreditNotReturnedEarly(t *testing.T) {
 
 // RFC 9000 §4.2, as above, for the connection: "frequently sending
 // MAX_STREAM_DATA and MAX_DATA frames with small changes is undesirable".
-// The connection's credit (a MAX_DATA frame) is raised once the
-// application has read a quarter of the window, summed over streams, not
-// on each read: to what was read plus the window.
+// The connection's credit (an Ack's MaxData, QUIC's MAX_DATA) is raised
+// once the application has read a quarter of the window, summed over
+// streams, not on each read: to what was read plus the window.
 func TestHarnessConnectionCreditNotReturnedEarly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const window = InitialWindow // 64 KiB; streams get 2/3 of it
@@ -149,10 +148,13 @@ func TestHarnessConnectionCreditNotReturnedEarly(t *testing.T) {
 		chunk := strings.Repeat("y", 10000)
 		tc.writeFrames(0, dataFrame{ID: 0, Data: chunk + chunk}, dataFrame{ID: 4, Data: chunk + chunk})
 		tc.advance(50 * time.Millisecond)
+		var last ackFrame
 		for _, f := range tc.drain(0) {
-			if _, ok := f.(ackFrame); !ok {
+			a, ok := f.(ackFrame)
+			if !ok {
 				t.Fatalf("the session sent %v for the peer's data, want only Acks", f)
 			}
+			last = a
 		}
 		var sts []*Stream
 		for range 2 {
@@ -165,9 +167,7 @@ func TestHarnessConnectionCreditNotReturnedEarly(t *testing.T) {
 		tc.readAll(sts[0], 10000)
 		tc.wantIdle("10,000 bytes read of a 65,536-byte window: no update")
 		tc.readAll(sts[1], 10000) // 20,000 read: more than a quarter
-		wantFrameType[segmentFrame](tc, "a quarter of the window read: a segment goes out", 0)
-		tc.wantFrame("the connection's new limit is the window plus the 20,000 bytes read", 0, connMaxDataFrame{window + 20000})
-		tc.writeFrames(0, ackFrame{Cum: 1})
+		tc.wantFrame("a quarter of the window read: an Ack raises the limit by the 20,000 bytes read", 0, ackFrame{Cum: last.Cum, MaxData: last.MaxData + 20000})
 		tc.wantIdle("one window update")
 	})
 }
@@ -292,10 +292,10 @@ func TestHarnessCancelWriteSendsReset(t *testing.T) {
 
 // RFC 9000 §4.1: "A sender MUST NOT send data in excess of either limit."
 // The connection's limit is first the peer's handshake grant (Params.MaxData,
-// RFC 9000's initial_max_data), then what its MAX_DATA frames raise it to,
-// counted in stream bytes: a 200,000-byte write stops at exactly each
-// limit, and goes on as the peer raises it. Acknowledgements alone raise
-// nothing (protocol version 5: an Ack carries no window).
+// RFC 9000's initial_max_data), then what its Acks (wire.Ack.MaxData) or a
+// MAX_DATA frame raise it to, counted in stream bytes: a 200,000-byte
+// write stops at exactly each limit, and goes on as the peer raises it. An
+// Ack that raises nothing lets nothing more out.
 func TestHarnessNoDataBeyondPeerWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		params := peerParams
@@ -320,18 +320,18 @@ func TestHarnessNoDataBeyondPeerWindow(t *testing.T) {
 		if end != InitialWindow {
 			t.Errorf("with the handshake's credit: sent up to byte %d, want %d", end, InitialWindow)
 		}
-		tc.writeFrames(0, ackFrame{Cum: segs})
+		tc.writeFrames(0, ackFrame{Cum: segs, MaxData: InitialWindow})
 		if end, _ = sent(); end != 0 {
-			t.Errorf("after an Ack alone: sent up to byte %d more, want nothing", end)
+			t.Errorf("after an Ack that raises nothing: sent up to byte %d more, want nothing", end)
 		}
-		tc.writeFrames(0, connMaxDataFrame{100000})
+		tc.writeFrames(0, ackFrame{Cum: segs, MaxData: 100000})
 		end, segs = sent()
 		if end != 100000 {
-			t.Errorf("after MAX_DATA 100,000: sent up to byte %d, want 100,000", end)
+			t.Errorf("after an Ack of MaxData 100,000: sent up to byte %d, want 100,000", end)
 		}
 		tc.writeFrames(0, ackFrame{Cum: segs}, connMaxDataFrame{300000})
 		if end, _ = sent(); end != 200000 {
-			t.Errorf("after MAX_DATA 300,000: sent up to byte %d, want the whole write, 200,000", end)
+			t.Errorf("after a MAX_DATA frame of 300,000: sent up to byte %d, want the whole write, 200,000", end)
 		}
 	})
 }
@@ -512,7 +512,7 @@ func TestHarnessClientStreamWindow(t *testing.T) {
 		params := peerParams
 		params.StreamWindow = 1000
 		tc := newTestClientParams(t, nil, params)
-		if want := (wire.Params{MaxStreams: DefaultMaxStreams, StreamWindow: DefaultStreamWindow, MaxUniStreams: DefaultMaxUniStreams, MaxData: DefaultRecvWindow}); tc.hello.Params != want {
+		if want := (wire.Params{MaxStreams: DefaultMaxStreams, StreamWindow: DefaultStreamWindow, MaxUniStreams: DefaultMaxUniStreams, MaxData: InitialWindow}); tc.hello.Params != want {
 			t.Errorf("the client's Hello grants %+v, want its defaults %+v", tc.hello.Params, want)
 		}
 		st, err := tc.s.OpenStream()

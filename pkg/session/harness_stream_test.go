@@ -188,7 +188,7 @@ func TestHarnessNoStreamDataAfterReset(t *testing.T) {
 		st.CancelWrite(3)
 		tc.wantRecord("CancelWrite(3): RESET_STREAM", 0, resetFrame{ID: st.ID(), Code: 3})
 		tc.ackAll(0)
-		tc.writeFrames(0, connMaxDataFrame{1 << 20})
+		tc.writeFrames(0, ackFrame{Cum: 0, MaxData: 1 << 20})
 		for _, f := range without(tc.collect(time.Second)[0]) {
 			t.Errorf("after the reset and a window of 1 MiB: %v", f)
 		}

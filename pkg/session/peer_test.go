@@ -105,7 +105,7 @@ func (sp *scriptedPeer) close() {
 // sends overlapping out-of-order segments cannot make the session hold more
 // than its window: the first overlap is a protocol error, and the peer sees
 // its path closed with codeProtocol. (On the harness: the window is the one
-// the session granted in its Accept.)
+// the session announced.)
 func TestOverlappingSegmentsRefused(t *testing.T) {
 	const window = 1 << 20
 	held := func(tc *testSession) uint64 {

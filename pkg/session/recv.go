@@ -20,7 +20,7 @@ type receiver struct {
 	buffered uint64  // stream bytes held by the streams' receive buffers, unread (at most the window)
 
 	// Connection flow control, RFC 9000 §4.1 (connflow.go).
-	maxData  uint64 // the peer may send stream bytes while counted stays at or below it: Params.MaxData, then the last MAX_DATA framed
+	maxData  uint64 // the peer may send stream bytes while counted stays at or below it: Params.MaxData, then the last Ack's MaxData
 	counted  uint64 // the sum over the streams of the highest offset received, or the final size
 	consumed uint64 // of counted, what the applications read or the session discarded: the credit returned
 
@@ -58,7 +58,7 @@ func (r *receiver) init(cfg Config, now time.Time) {
 	// Ack every 1/8 of the window, between DefaultAckEvery and 4× that many
 	// segments: large windows need fewer acks, small ones prompt updates.
 	r.ackEvery = min(max(cfg.RecvWindow/(8*cfg.SegmentSize), DefaultAckEvery), 4*DefaultAckEvery)
-	r.maxData = r.window // granted in the handshake (streamSet.params)
+	r.maxData = InitialWindow // granted in the handshake (streamSet.params); the first Ack grants the window
 	r.repStart = now
 	r.seriesStep = cfg.SeriesInterval
 	if r.seriesStep <= 0 {
@@ -176,7 +176,8 @@ func (s *Session) noteAckLocked(now time.Time, urgent bool) {
 // buildAckLocked encodes the current acknowledgement state.
 func (s *Session) buildAckLocked(buf []byte, a *wire.Ack) []byte {
 	r := &s.rcv
-	a.Cum = r.next
+	r.maxData = r.nextMaxData()
+	a.Cum, a.MaxData = r.next, r.maxData
 	a.Ranges = r.runs.appendRanges(a.Ranges[:0])
 	r.unacked, r.ackDue = 0, time.Time{}
 	return wire.AppendAck(buf, a)

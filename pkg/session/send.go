@@ -133,18 +133,19 @@ func (s *Session) unsentBytes() uint64 {
 	return n
 }
 
-// connBlockedLocked reports whether what the sender may hold unacknowledged
-// (segLimit) holds back frames that are ready to go: only Acks free it, so
-// the persist timer asks for them (persist.go). The peer's connection
-// credit comes in MAX_DATA frames, which travel in segments as reliably as
-// data, and needs no asking.
+// connBlockedLocked reports whether frames ready to go wait for an Ack:
+// what the sender may hold unacknowledged (segLimit) holds them back, or
+// stream data waits for the peer's connection credit, which Acks carry
+// (wire.Ack.MaxData). The persist timer asks for an Ack then (persist.go):
+// the last one may have been lost.
 func (s *Session) connBlockedLocked() bool {
 	sn := &s.snd
 	if sn.pend.Len() > 0 {
 		return sn.pendOff >= sn.segLimit
 	}
 	off := sn.pendOff + maxFrameHeader + ctrlReserve
-	return (s.streams.ready.Len() > 0 && off >= sn.segLimit) || s.streams.ctlPending()
+	credit := s.streams.queued > 0 && s.streams.connCredit() == 0
+	return (s.streams.ready.Len() > 0 && off >= sn.segLimit) || s.streams.ctlPending() || credit
 }
 
 // dataBlockedLocked reports whether application data waits while nothing

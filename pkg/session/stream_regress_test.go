@@ -277,7 +277,7 @@ func TestRegressionStreamsFreed(t *testing.T) {
 
 // Item 4: "One stream that its reader never reads blocks every other
 // stream: a second stream's AcceptStream times out." (On the harness: the
-// connection credit the session's MAX_DATA frames return is what is
+// connection credit the session's Acks return is what is
 // checked.)
 func TestRegressionUnreadStreamBlocksOthers(t *testing.T) {
 	// The sender's half is TestHarnessStreamLimitHoldsOnlyItsStream (a
@@ -332,8 +332,8 @@ func unreadBeside(t *testing.T, cfg *Config, hogs, n int) {
 		}
 		tc.advance(5 * time.Millisecond)
 		for _, f := range tc.drain(0) {
-			if m, ok := f.(connMaxDataFrame); ok {
-				limit = max(limit, m.Max)
+			if a, ok := f.(ackFrame); ok {
+				limit = max(limit, a.MaxData)
 			}
 		}
 		if len(got) > 0 {
@@ -350,7 +350,7 @@ func unreadBeside(t *testing.T, cfg *Config, hogs, n int) {
 	}
 	// Completing is the check: the peer sent only within the limits the
 	// session announced, so the last stream got through only if the
-	// session's MAX_DATA frames returned the credit that its reads freed
+	// session's Acks returned the credit that its reads freed
 	// when the unread streams held the rest (TestSevenUnreadStreamsDefaults
 	// stalled at 524,000 bytes before maxDataDue's second rule).
 }

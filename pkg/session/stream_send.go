@@ -69,7 +69,7 @@ const (
 // ctrlReserve is the part of what the sender may hold unacknowledged
 // (sender.segLimit) that only control frames may use, bytes: segments full
 // of data waiting for their Acks must not also hold back the credit
-// updates (MAX_DATA, MAX_STREAM_DATA) that let the peer's data flow.
+// updates (MAX_STREAM_DATA, MAX_STREAMS) that let the peer's data flow.
 // Control frames take no connection credit (RFC 9000 §4.1 counts stream
 // bytes), so only this bound applies to them.
 const ctrlReserve = 4 << 10
@@ -341,8 +341,6 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 		f = wire.AppendMaxStreams(f, ss.peer[bidi].limit, false)
 	case ss.peer[uni].maxDue:
 		f = wire.AppendMaxStreams(f, ss.peer[uni].limit, true)
-	case ss.maxDataDue:
-		f = wire.AppendMaxData(f, s.rcv.nextMaxData())
 	default:
 		st = ss.ctl[0]
 		switch {
@@ -367,11 +365,8 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 		ss.statusQ = ss.statusQ[1:]
 	case st == nil && ss.peer[bidi].maxDue:
 		ss.peer[bidi].maxDue = false
-	case st == nil && ss.peer[uni].maxDue:
-		ss.peer[uni].maxDue = false
 	case st == nil:
-		ss.maxDataDue = false
-		s.rcv.maxData = s.rcv.nextMaxData()
+		ss.peer[uni].maxDue = false
 	default:
 		st.ctl &^= bit
 	}
@@ -388,5 +383,5 @@ func (s *Session) frameCtlLocked(off uint64) bool {
 
 // ctlPending reports whether control records wait to be framed.
 func (ss *streamSet) ctlPending() bool {
-	return ss.peer[bidi].maxDue || ss.peer[uni].maxDue || ss.maxDataDue || len(ss.ctl) > 0 || len(ss.statusQ) > 0
+	return ss.peer[bidi].maxDue || ss.peer[uni].maxDue || len(ss.ctl) > 0 || len(ss.statusQ) > 0
 }

@@ -48,10 +48,9 @@ type streamSet struct {
 	peer  [2]peerStreams  // by type: streams the peer opens
 
 	peerWindow uint64 // the peer's initial window for each stream, bytes
-	connMax    uint64 // the peer's connection credit (RFC 9000 §4.1): stream bytes framed for the first time, all streams together, stay below it (Params.MaxData, raised by MAX_DATA)
+	connMax    uint64 // the peer's connection credit (RFC 9000 §4.1): stream bytes framed for the first time, all streams together, stay below it (Params.MaxData, raised by Acks' MaxData and MAX_DATA frames)
 	connSent   uint64 // stream bytes framed for the first time, all streams: the sum of their highest offsets sent
-	recvWindow uint64 // Config.RecvWindow: the connection credit this end grants (Params.MaxData)
-	maxDataDue bool   // a MAX_DATA frame (receiver.maxData) waits to be framed
+	recvWindow uint64 // Config.RecvWindow: the connection credit this end grants (InitialWindow of it in Params.MaxData, the rest in its first Ack)
 	window     uint64 // Config.StreamWindow: our initial window per stream, bytes
 	maxWindow  uint64 // Config.MaxStreamWindow, bytes
 
@@ -111,7 +110,12 @@ func (ss *streamSet) init(s *Session, cfg Config, isClient bool) {
 
 // params are the grants this end announces in its handshake.
 func (ss *streamSet) params() wire.Params {
-	return wire.Params{MaxStreams: ss.peer[bidi].max, StreamWindow: ss.window, MaxUniStreams: ss.peer[uni].max, MaxData: ss.recvWindow}
+	// The connection's credit starts at InitialWindow, and the Ack the
+	// session sends as each path opens raises it to the whole RecvWindow
+	// half a round trip later (path.go), as version 4 did: granting the
+	// whole window in the handshake let PRS put a window's worth on the
+	// slow path of rtt10x-256k at once, 11% slower (docs/data-plane.md).
+	return wire.Params{MaxStreams: ss.peer[bidi].max, StreamWindow: ss.window, MaxUniStreams: ss.peer[uni].max, MaxData: min(ss.recvWindow, InitialWindow)}
 }
 
 // peerParams installs the grants of the peer's handshake.

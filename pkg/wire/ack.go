@@ -12,12 +12,14 @@ type Range struct {
 	End   uint64 // one past the last
 }
 
-// Ack acknowledges segments at connection level, like QUIC's ACK frame:
-// it carries no window (protocol version 5; the connection's credit
-// travels in MAX_DATA frames, frame.go).
+// Ack acknowledges segments at connection level, like QUIC's ACK frame,
+// and carries the connection's credit, like QUIC's MAX_DATA frame (RFC
+// 9000 §19.9; protocol version 5): the stream bytes, summed over the
+// streams' highest offsets, that the sender may send.
 type Ack struct {
-	Cum    uint64  // every segment with Seq < Cum was received
-	Ranges []Range // segments received above Cum, ascending, disjoint, at most MaxAckRanges
+	Cum     uint64  // every segment with Seq < Cum was received
+	MaxData uint64  // the connection's credit: stream bytes, all streams together (RFC 9000 §4.1)
+	Ranges  []Range // segments received above Cum, ascending, disjoint, at most MaxAckRanges
 }
 
 // AppendAck appends an Ack datagram. Ranges are encoded as gaps from the
@@ -25,6 +27,7 @@ type Ack struct {
 func AppendAck(b []byte, a *Ack) []byte {
 	b = append(b, TypeAck)
 	b = quicvarint.Append(b, a.Cum)
+	b = quicvarint.Append(b, a.MaxData)
 	n := min(len(a.Ranges), MaxAckRanges)
 	b = quicvarint.Append(b, uint64(n))
 	prev := a.Cum
@@ -45,6 +48,9 @@ func ParseAck(p []byte, a *Ack) error {
 		return malformed("not an ack")
 	}
 	if a.Cum, err = quicvarint.Read(r); err != nil {
+		return readErr(err)
+	}
+	if a.MaxData, err = quicvarint.Read(r); err != nil {
 		return readErr(err)
 	}
 	n, err := quicvarint.Read(r)

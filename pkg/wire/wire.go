@@ -45,11 +45,11 @@ const (
 // Version 5 (issue 30) changed, from version 4: the connection's flow
 // control is RFC 9000 §4.1's. The credit counts stream bytes, each
 // stream's highest offset received (or its final size), not segment
-// offsets; Params carry a fourth varint, MaxData (initial_max_data), and
-// MAX_DATA frames in segments raise it, as the receiving application
-// reads. An Ack no longer carries a window (its Limit field is gone): it
-// acknowledges segments only. A segment's offset is left to the sender,
-// which bounds what it holds unacknowledged itself.
+// offsets. Params carry a fourth varint, MaxData (initial_max_data); an
+// Ack's second field, which was Limit (a segment offset), is MaxData (RFC
+// 9000's MAX_DATA), raised as the receiving application reads. A
+// MAX_DATA frame in a segment raises it too. A segment's offset is left to
+// the sender, which bounds what it holds unacknowledged itself.
 //
 // Version 4 (issue 30) changed, from version 3: a segment's payload is a
 // sequence of whole frames (frame.go: STREAM with its stream offset, and

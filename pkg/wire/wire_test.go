@@ -55,12 +55,12 @@ func TestSegmentRoundTrip(t *testing.T) {
 }
 
 func TestAckRoundTrip(t *testing.T) {
-	in := &Ack{Cum: 10, Ranges: []Range{{12, 15}, {20, 21}}}
+	in := &Ack{Cum: 10, MaxData: 1 << 22, Ranges: []Range{{12, 15}, {20, 21}}}
 	var out Ack
 	if err := ParseAck(AppendAck(nil, in), &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Cum != in.Cum || len(out.Ranges) != 2 || out.Ranges[0] != in.Ranges[0] || out.Ranges[1] != in.Ranges[1] {
+	if out.Cum != in.Cum || out.MaxData != in.MaxData || len(out.Ranges) != 2 || out.Ranges[0] != in.Ranges[0] || out.Ranges[1] != in.Ranges[1] {
 		t.Errorf("got %+v, want %+v", out, in)
 	}
 	// A range touching Cum (gap 0) would be part of the cumulative ack.
@@ -110,7 +110,7 @@ func FuzzReadSegment(f *testing.F) {
 }
 
 func FuzzParseAck(f *testing.F) {
-	f.Add(AppendAck(nil, &Ack{Cum: 3, Ranges: []Range{{5, 7}}}))
+	f.Add(AppendAck(nil, &Ack{Cum: 3, MaxData: 9, Ranges: []Range{{5, 7}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var a Ack
 		if ParseAck(b, &a) != nil {

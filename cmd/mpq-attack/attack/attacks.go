@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
+	"github.com/quic-go/quic-go/quicvarint"
 )
 
 // Options bound an attack.
@@ -223,16 +224,16 @@ func AckReqs(ctx context.Context, o Options) Result {
 }
 
 // Window (issue 10 item 3) requests o.File, reads (and drops) every byte
-// the server sends, and answers with Acks that acknowledge nothing, every
-// 20 ms, its Hello having granted a 2^62-1 byte connection credit
-// (grantData; version 4 announced it in every Ack): a sender that trusts
-// the credit keeps everything it sent for retransmission.
+// the server sends, and answers with Acks that acknowledge nothing and
+// grant a 2^62-1 byte connection credit, every 20 ms (as its Hello did,
+// grantData): a sender that trusts the credit keeps everything it sent for
+// retransmission.
 func Window(ctx context.Context, o Options) Result {
 	return run(ctx, "window", o, func(ctx context.Context, p *Peer, c *counters) error {
 		if err := p.Request("FILE " + o.File + "\n"); err != nil {
 			return err
 		}
-		a := wire.Ack{Cum: 0}
+		a := wire.Ack{Cum: 0, MaxData: quicvarint.Max}
 		return p.ackEvery(ctx, c, 20*time.Millisecond, func() *wire.Ack { return &a })
 	})
 }
