@@ -23,19 +23,21 @@ import "fmt"
 // ≤ RecvWindow bytes, whatever the peer announces.
 
 // connCountLocked counts st's bytes up to stream offset end against the
-// connection's credit, before the frame that carries them is taken; past
-// the credit, it returns the FLOW_CONTROL_ERROR. s.mu is held.
+// connection's credit, before the frame that carries them is taken (the
+// stream's buffer checks its own limit and final size as it takes them:
+// an error there is a connection error too); past the credit, it returns
+// the FLOW_CONTROL_ERROR. s.mu is held.
 func (s *Session) connCountLocked(st *Stream, end uint64) error {
 	b := &st.recv.buf
 	if end <= b.highest {
 		return nil // counted already
 	}
 	r := &s.rcv
-	if more := end - b.highest; r.counted+more > r.maxData {
+	more := end - b.highest
+	if r.counted+more > r.maxData {
 		return fmt.Errorf("%w: stream %d: data to offset %d takes the connection %d bytes past its limit %d", ErrFlowControl, st.id, end, r.counted+more-r.maxData, r.maxData)
-	} else {
-		r.counted += more
 	}
+	r.counted += more
 	return nil
 }
 

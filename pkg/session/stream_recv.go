@@ -182,12 +182,8 @@ func (fs *frameSink) StreamFrame(id, off uint64, data []byte, fin bool) error {
 		}
 		return nil
 	}
-	end := off + uint64(len(data))
-	if err := r.buf.check(end, fin); err != nil {
-		return bufErr(id, err) // the stream's own limit or final size first
-	}
-	if err := s.connCountLocked(st, end); err != nil {
-		return err
+	if err := s.connCountLocked(st, off+uint64(len(data))); err != nil {
+		return err // (the stream's own limit and final size: recvBuf.write)
 	}
 	before := r.buf.gapped()
 	var toRead int
@@ -238,10 +234,7 @@ func (fs *frameSink) ResetStream(id, code, finalSize uint64) error {
 	if r.reset {
 		return nil // a retransmission
 	}
-	if err := r.buf.check(finalSize, true); err != nil {
-		return bufErr(id, err)
-	}
-	if err := s.connCountLocked(st, finalSize); err != nil {
+	if err := s.connCountLocked(st, finalSize); err != nil { // before setFinal raises the highest offset to it
 		return err
 	}
 	if err := r.buf.setFinal(finalSize); err != nil {

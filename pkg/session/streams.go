@@ -50,7 +50,6 @@ type streamSet struct {
 	peerWindow uint64 // the peer's initial window for each stream, bytes
 	connMax    uint64 // the peer's connection credit (RFC 9000 §4.1): stream bytes framed for the first time, all streams together, stay below it (Params.MaxData, raised by Acks' MaxData and MAX_DATA frames)
 	connSent   uint64 // stream bytes framed for the first time, all streams: the sum of their highest offsets sent
-	recvWindow uint64 // Config.RecvWindow: the connection credit this end grants (InitialWindow of it in Params.MaxData, the rest in its first Ack)
 	window     uint64 // Config.StreamWindow: our initial window per stream, bytes
 	maxWindow  uint64 // Config.MaxStreamWindow, bytes
 
@@ -103,19 +102,19 @@ func (ss *streamSet) init(s *Session, cfg Config, isClient bool) {
 		ss.peer[k].signal = make(chan struct{}, 1)
 	}
 	ss.window = uint64(cfg.StreamWindow)
-	ss.recvWindow = uint64(cfg.RecvWindow)
 	ss.maxWindow = uint64(cfg.MaxStreamWindow)
 	ss.maxQueued = uint64(cfg.MaxSendBuffered)
 }
 
 // params are the grants this end announces in its handshake.
 func (ss *streamSet) params() wire.Params {
-	// The connection's credit starts at InitialWindow, and the Ack the
+	// The connection's credit starts at InitialWindow (no RecvWindow is
+	// smaller; receiver.init holds the peer to it), and the Ack the
 	// session sends as each path opens raises it to the whole RecvWindow
 	// half a round trip later (path.go), as version 4 did: granting the
 	// whole window in the handshake let PRS put a window's worth on the
 	// slow path of rtt10x-256k at once, 11% slower (docs/data-plane.md).
-	return wire.Params{MaxStreams: ss.peer[bidi].max, StreamWindow: ss.window, MaxUniStreams: ss.peer[uni].max, MaxData: min(ss.recvWindow, InitialWindow)}
+	return wire.Params{MaxStreams: ss.peer[bidi].max, StreamWindow: ss.window, MaxUniStreams: ss.peer[uni].max, MaxData: InitialWindow}
 }
 
 // peerParams installs the grants of the peer's handshake.
