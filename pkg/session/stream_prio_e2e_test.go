@@ -159,10 +159,17 @@ func TestUrgentResponseOvertakesBulk(t *testing.T) {
 		t.Errorf("without priorities the response took %v, want ≥ 10 × %v (the urgent case)", same, urgent)
 	}
 	// Sharing the bandwidth round-robin (both incremental: the framer's
-	// order before priorities) costs the small response a little: most of
-	// its wait is the network queue.
-	if shared < urgent || shared > 2*urgent {
-		t.Errorf("both incremental: the response took %v, want between %v (urgent) and twice that", shared, urgent)
+	// order before priorities) gives the small response at least half of
+	// what is sent, so it takes at most twice its time alone, plus the same
+	// RTT and queue as the urgent case. It is not always slower than the
+	// urgent case: both wait mostly for the slow path's queue, which holds
+	// more or less of the download when the request comes (36-66 ms for the
+	// urgent case in runs under -race, against 44 ms shared).
+	if limit := alone*2 + slowRTT + drain; shared < alone || shared > limit {
+		t.Errorf("both incremental: the response took %v, want between %v (alone) and %v (2 × alone + %v RTT + %v queue)", shared, alone, limit, slowRTT, drain)
+	}
+	if same < 10*shared {
+		t.Errorf("without priorities the response took %v, want ≥ 10 × %v (both incremental)", same, shared)
 	}
 }
 
