@@ -31,3 +31,46 @@ func TestPayloadDeterministic(t *testing.T) {
 		t.Fatal("consecutive blocks are identical: a repeated block would go unnoticed")
 	}
 }
+
+// payloadCheck takes the payload written in any piece sizes, and refuses it
+// with any byte changed (in a block or in a repetition's index), a block
+// repeated, a byte missing or extra, or another seed's payload.
+func TestPayloadCheck(t *testing.T) {
+	const n = 3*payloadBlock + 12345
+	whole := make([]byte, n)
+	io.ReadFull(newPayload(7), whole)
+	check := func(b []byte, pieces int) bool {
+		c := newPayloadCheck(7)
+		for size := pieces; len(b) > 0; size = size*5%70001 + 1 {
+			k := min(size, len(b))
+			c.Write(b[:k])
+			b = b[k:]
+		}
+		return c.ok(n)
+	}
+	for _, pieces := range []int{1, 7, 8, 9, payloadBlock, n} {
+		if !check(whole, pieces) {
+			t.Fatalf("the payload itself, written from pieces of %d: refused", pieces)
+		}
+	}
+	for _, at := range []int{0, 7, 8, payloadBlock - 1, payloadBlock, payloadBlock + 3, n - 1} {
+		b := bytes.Clone(whole)
+		b[at] ^= 0x40
+		if check(b, 1000) {
+			t.Errorf("byte %d changed: accepted", at)
+		}
+	}
+	repeated := bytes.Clone(whole)
+	copy(repeated[payloadBlock:], whole[:payloadBlock])
+	if check(repeated, 4096) {
+		t.Error("block 0 in place of block 1: accepted")
+	}
+	if check(whole[:n-1], 4096) || check(append(bytes.Clone(whole), 0), 4096) {
+		t.Error("a byte short or extra: accepted")
+	}
+	other := make([]byte, n)
+	io.ReadFull(newPayload(8), other)
+	if check(other, 4096) {
+		t.Error("seed 8's payload: accepted")
+	}
+}
