@@ -19,7 +19,7 @@ type Result struct {
 	SentBytes      uint64             `json:"sent_bytes"`                   // segment payload bytes sent on all paths, copies included
 	RedundantBytes uint64             `json:"redundant_bytes"`              // SentBytes beyond the first transmission of each segment
 	PerPathBytes   []uint64           `json:"per_path_bytes"`               // segment payload bytes sent per path, in path order
-	SHA256OK       bool               `json:"sha256_ok"`                    // the receiver's SHA-256 matched the sender's
+	SHA256OK       bool               `json:"sha256_ok"`                    // the data received was the data sent: its SHA-256 matched the sender's (mptcp-baseline, compare), or, in mpquic-bench's runs, every byte matched the payload (pkg/bench payloadCheck); the name is the results' schema
 	Error          string             `json:"error,omitempty"`              // why the run failed, if it did
 	GoodputSeries  []float64          `json:"goodput_series_bps,omitempty"` // in-order goodput per sample interval, bits/s
 	SeriesTimes    []float64          `json:"series_t_s,omitempty"`         // end of each sample interval, s since the session opened (the first interval starts at 0)

@@ -21,7 +21,7 @@ var Glossary = []struct {
 	{"Summary table (and the table mpquic-bench prints)", []Term{
 		{"scenario", "", "the emulated network: paths, their rates, delays, losses and events over time, and the transfer (scenario library, `mpquic-bench list`)"},
 		{"scheduler", "", "the packet scheduler that chose the path of every packet the server sent"},
-		{"runs (failed)", "count", "runs recorded, and of them those that failed (an error, or data whose SHA-256 did not match); failed runs are left out of every other column"},
+		{"runs (failed)", "count", "runs recorded, and of them those that failed (an error, or data that did not match what was sent: its SHA-256, or byte for byte in mpquic-bench's runs); failed runs are left out of every other column"},
 		{"goodput (Mbit/s)", "Mbit/s", "application bytes delivered and verified × 8 / FCT, mean ± half-width of the 95% Student-t interval over the runs"},
 		{"tie group", "letters", "(\"tie\" in the printed table) schedulers that share a letter have goodputs that are statistically tied within the scenario (Welch's t-test on every pair, Holm-corrected); \"a\" holds the highest mean"},
 		{"/capacity", "fraction", "(printed table) mean goodput over the capacity"},
