@@ -63,9 +63,7 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 		sn.lowestUnsent = sn.base
 	}
 	sn.raiseLimit()
-	// RFC 9000 §4.1: "A sender MUST ignore any MAX_DATA or MAX_STREAM_DATA
-	// frames that do not increase flow control limits."
-	s.streams.connMax = max(s.streams.connMax, a.MaxData)
+	s.streams.raiseConnMax(a.MaxData)
 	sn.lastAck, sn.probeAt, sn.probeBackoff = now, time.Time{}, 0
 	if len(sn.segs) == 0 {
 		sn.segs = sn.segs[:0:0] // let the old backing array go

@@ -67,10 +67,10 @@ func (r *receiver) nextMaxData() uint64 { return max(r.maxData, r.consumed+r.win
 
 // maxDataDue says whether to send an Ack for the credit alone, to announce
 // next as the connection's new limit: once it is a quarter of the window
-// above the last one (quic-go's
-// threshold; RFC 9000 §4.2, "frequently sending MAX_STREAM_DATA and
-// MAX_DATA frames with small changes is undesirable"), or, while the peer
-// has less than a quarter of the window left to send, a sixteenth above.
+// above the last one (quic-go's threshold; RFC 9000 §4.2, "frequently
+// sending MAX_STREAM_DATA and MAX_DATA frames with small changes is
+// undesirable"), or, while the peer has less than a quarter of the window
+// left to send, a sixteenth above.
 // The second rule is for streams that hold most of the window unread: the
 // credit that the others' reads return may never reach a quarter, and RFC
 // 9000 §4.2 warns that "A receiver MUST NOT wait for a STREAM_DATA_BLOCKED

@@ -305,8 +305,7 @@ func (fs *frameSink) MaxStreams(n uint64, isUni bool) error {
 // §4.1: frames arrive in any order).
 func (fs *frameSink) MaxData(n uint64) error {
 	s := (*Session)(fs)
-	if ss := &s.streams; n > ss.connMax {
-		ss.connMax = n
+	if s.streams.raiseConnMax(n) {
 		poke(s.wake)
 	}
 	return nil

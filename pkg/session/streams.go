@@ -122,7 +122,19 @@ func (ss *streamSet) peerParams(p wire.Params) {
 	ss.local[bidi].limit = p.MaxStreams
 	ss.local[uni].limit = p.MaxUniStreams
 	ss.peerWindow = p.StreamWindow
-	ss.connMax = max(ss.connMax, p.MaxData)
+	ss.raiseConnMax(p.MaxData)
+}
+
+// raiseConnMax raises the peer's connection credit to n, from the
+// handshake, an Ack's MaxData or a MAX_DATA frame, and reports whether it
+// rose. RFC 9000 §4.1: "A sender MUST ignore any MAX_DATA or
+// MAX_STREAM_DATA frames that do not increase flow control limits."
+func (ss *streamSet) raiseConnMax(n uint64) bool {
+	if n <= ss.connMax {
+		return false
+	}
+	ss.connMax = n
+	return true
 }
 
 // connCredit is the peer's connection credit left, bytes of new stream

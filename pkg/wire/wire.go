@@ -59,8 +59,7 @@ const (
 // carries. The segment's sequence number is for acknowledgement, loss
 // detection and reinjection only; its offset counts the frame bytes sent
 // before it, which the connection window (Ack.Limit) bounded until version
-// 5. RESET_STREAM
-// carries the stream's final size (RFC 9000 §19.4).
+// 5. RESET_STREAM carries the stream's final size (RFC 9000 §19.4).
 //
 // Version 3 (issue 19) changed, from version 2:
 //   - stream IDs follow RFC 9000 §2.1: index<<2 | unidirectional<<1 |
