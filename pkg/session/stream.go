@@ -41,7 +41,7 @@ type Stream struct {
 	s  *Session
 	id uint64
 
-	rcond sync.Cond // on s.mu: wakes blocked Reads
+	rgate readGate  // where a blocked Read waits (readgate.go)
 	wcond sync.Cond // on s.mu: wakes blocked Writes
 
 	recv streamRecv // guarded by s.mu
@@ -100,29 +100,35 @@ func (st *Stream) ID() uint64 { return st.id }
 // stream, a *StreamError once the stream is cancelled, and
 // os.ErrDeadlineExceeded at the read deadline.
 func (st *Stream) Read(p []byte) (int, error) {
+	g := &st.rgate
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	s := st.s
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	r := &st.recv
-	mine := false // p is r.direct: the next in-order frame may fill it
-	defer func() {
-		if mine {
-			r.direct, r.directN = nil, 0
-		}
-	}()
 	for r.buf.readable() == 0 && r.err == nil && !r.buf.eof() && !s.closed {
 		if !r.deadline.IsZero() && !s.now().Before(r.deadline) {
+			s.mu.Unlock()
 			return 0, os.ErrDeadlineExceeded
 		}
-		if r.direct == nil && r.directN == 0 && len(p) > 0 {
-			r.direct, mine = p, true
+		if len(p) > 0 {
+			r.direct = p // the next in-order frame may fill it (frameSink.StreamFrame)
 		}
-		st.rcond.Wait()
+		g.drain()
+		s.mu.Unlock()
+		<-g.wake
 		s.handoffs.add()
-		if mine && r.directN > 0 {
-			return r.directN, nil // read and credited by the frame (frameSink.StreamFrame)
+		if n := g.filled.Swap(0); n > 0 {
+			return int(n), nil // read and credited by the frame, which gave the slice back
+		}
+		s.mu.Lock()
+		r.direct = nil // taken back; the frame that filled it meanwhile, if one did, counts below
+		if n := g.filled.Swap(0); n > 0 {
+			s.mu.Unlock()
+			return int(n), nil
 		}
 	}
+	defer s.mu.Unlock()
 	switch {
 	case r.buf.readable() > 0 && r.err == nil:
 		n := r.buf.Read(p)
@@ -204,7 +210,7 @@ func (st *Stream) SetReadDeadline(t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.recv.deadline = t
-	st.recv.timer = s.rearm(st, st.recv.timer, t, &st.rcond)
+	st.recv.timer = s.rearm(st, st.recv.timer, t, st.rgate.signal)
 	return nil
 }
 
@@ -215,7 +221,7 @@ func (st *Stream) SetWriteDeadline(t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.send.deadline = t
-	st.send.timer = s.rearm(st, st.send.timer, t, &st.wcond)
+	st.send.timer = s.rearm(st, st.send.timer, t, st.wcond.Broadcast)
 	return nil
 }
 
@@ -225,13 +231,13 @@ func (st *Stream) SetDeadline(t time.Time) error {
 	return st.SetWriteDeadline(t)
 }
 
-// rearm stops timer and, for a non-zero t, returns one that wakes the
-// waiters of c (a side of st) at t. A pending timer holds the whole session
+// rearm stops timer and, for a non-zero t, returns one that calls wake (it
+// wakes the waiters of a side of st) at t, with s.mu held. A pending timer holds the whole session
 // (its closure), so none is armed for a stream the session has forgotten or
 // once the session has ended, and maybeFree and wakeAll stop the ones
 // armed before: an ended session is never kept until a deadline far ahead
 // (pkg/h3 sets 30 s and 10 s write deadlines; issue 30's server memory).
-func (s *Session) rearm(st *Stream, timer *time.Timer, t time.Time, c *sync.Cond) *time.Timer {
+func (s *Session) rearm(st *Stream, timer *time.Timer, t time.Time, wake func()) *time.Timer {
 	if timer != nil {
 		timer.Stop()
 	}
@@ -240,7 +246,7 @@ func (s *Session) rearm(st *Stream, timer *time.Timer, t time.Time, c *sync.Cond
 	}
 	return time.AfterFunc(t.Sub(s.now()), func() {
 		s.mu.Lock()
-		c.Broadcast()
+		wake()
 		s.mu.Unlock()
 	})
 }

@@ -28,13 +28,13 @@ type streamRecv struct {
 	deadline  time.Time
 	timer     *time.Timer
 
-	// direct is the slice of the Read waiting on an empty buffer (the first
-	// one, if several wait), which the next in-order frame fills straight
-	// (recvBuf.writeTo); directN is how many bytes it put there, which that
-	// Read returns. Both are cleared before that Read returns: no frame
-	// writes into a slice its Read has given back.
-	direct  []byte
-	directN int
+	// direct is the slice of the Read waiting on an empty buffer, which
+	// the next in-order frame fills straight (recvBuf.writeTo); that frame
+	// sets it to nil and puts how many bytes it wrote in Stream.rgate.filled,
+	// which the Read returns. The Read sets it back to nil itself before
+	// returning otherwise: no frame writes into a slice its Read has given
+	// back.
+	direct []byte
 }
 
 func (r *streamRecv) init(window uint64) {
@@ -129,7 +129,7 @@ func (s *Session) cancelReadLocked(st *Stream, code uint64) {
 	s.discardLocked(st)
 	r.cancelled = true
 	r.err = &StreamError{StreamID: st.id, ErrorCode: code}
-	st.rcond.Broadcast()
+	st.rgate.signal()
 	if !r.buf.finKnown {
 		// RFC 9000 §3.5: after STOP_SENDING the receiving part stays in
 		// "Recv" until the peer's RESET_STREAM or FIN gives the final size,
@@ -197,10 +197,11 @@ func (fs *frameSink) StreamFrame(id, off uint64, data []byte, fin bool) error {
 		return bufErr(id, err)
 	}
 	if toRead > 0 { // straight into the waiting Read's slice: read, as Read counts it
-		r.direct, r.directN = nil, toRead
+		r.direct = nil // given back: no later frame writes there
+		st.rgate.filled.Store(int64(toRead))
 		s.rcv.buffered += uint64(toRead)
 		s.streamReadLocked(st, uint64(toRead))
-		st.rcond.Broadcast()
+		st.rgate.signal()
 	}
 	if r.cancelled { // checked against the limits and the final size, counted, and dropped
 		r.buf.discard()
@@ -213,7 +214,7 @@ func (fs *frameSink) StreamFrame(id, off uint64, data []byte, fin bool) error {
 	s.rcv.buffered += stored
 	s.gapChangedLocked(before, r.buf.gapped())
 	if r.buf.readable() > 0 || r.buf.eof() {
-		st.rcond.Broadcast()
+		st.rgate.signal()
 	}
 	return nil
 }
@@ -248,7 +249,7 @@ func (fs *frameSink) ResetStream(id, code, finalSize uint64) error {
 	if !r.cancelled { // a cancelled stream keeps the application's own error
 		r.err = &StreamError{StreamID: id, ErrorCode: code, Remote: true, reset: true}
 	}
-	st.rcond.Broadcast()
+	st.rgate.signal()
 	s.recvDoneLocked(st)
 	return nil
 }

@@ -172,7 +172,7 @@ func (ss *streamSet) isLocal(id uint64) bool { return (id&1 == 0) == ss.isClient
 func (ss *streamSet) newStream(id uint64) *Stream {
 	st := &Stream{s: ss.s, id: id}
 	st.prio.urgency, st.prio.incremental = DefaultUrgency, true // quic-go's round-robin until the application says otherwise
-	st.rcond.L = &ss.s.mu
+	st.rgate.init()
 	st.wcond.L = &ss.s.mu
 	st.recv.init(ss.window)
 	st.send.init(ss.peerWindow)
@@ -316,7 +316,7 @@ func (ss *streamSet) wakeAll() {
 	for _, st := range ss.byID {
 		ss.s.sendEndedLocked(st, err)
 		st.stopDeadlines() // Reads and Writes fail with err from now on
-		st.rcond.Broadcast()
+		st.rgate.signal()
 		st.wcond.Broadcast()
 	}
 	for k := range ss.local {

@@ -1,0 +1,46 @@
+package session
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// readGate is where a Stream.Read waits: on its own stream's channel, not
+// on a condition variable of Session.mu (x/net/quic's gate.go is the
+// model). A Read that finds the stream empty offers its slice
+// (streamRecv.direct), lets go of s.mu and waits on wake. The frame that
+// fills the slice (frameSink.StreamFrame, s.mu held) records how many bytes
+// it wrote in filled and signals; the Read then returns them without
+// taking s.mu again. Any other change a Read waits for (data stored, the
+// end, a reset, a cancel, the deadline, the session's end) signals too,
+// and the Read takes s.mu to look.
+//
+// Bounds: one channel of one element per stream; one Read waits at a time
+// (mu), so a signal is never lost to another waiter.
+type readGate struct {
+	mu     sync.Mutex    // held by the Read in progress: concurrent Reads are served one at a time
+	wake   chan struct{} // capacity 1: something a waiting Read looks for changed
+	filled atomic.Int64  // bytes a frame wrote into the waiting Read's slice, not yet returned by it
+}
+
+func (g *readGate) init() { g.wake = make(chan struct{}, 1) }
+
+// signal wakes the waiting Read, if any; without one, the next Read to
+// wait finds the stale signal gone (drain). It never blocks. Call it after
+// the change, with s.mu held.
+func (g *readGate) signal() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// drain drops a signal that no Read took. s.mu held, before the Read
+// lets it go: what changed before is in what the Read just looked at, and
+// what changes after signals again.
+func (g *readGate) drain() {
+	select {
+	case <-g.wake:
+	default:
+	}
+}
