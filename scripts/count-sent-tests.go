@@ -113,9 +113,13 @@ func main() {
 			}
 		}
 	}
-	// reaches reports whether key reaches a declaration for which seed holds.
-	reaches := func(key string, seed func(string) bool) bool {
+	// reaches reports whether key reaches a declaration for which seed holds,
+	// not looking inside the declarations named in opaque.
+	reaches := func(key string, seed func(string) bool, opaque ...string) bool {
 		seen := map[string]bool{}
+		for _, k := range opaque {
+			seen[k] = true
+		}
 		var walk func(string) bool
 		walk = func(k string) bool {
 			if seen[k] {
@@ -168,9 +172,12 @@ func main() {
 	sort.Strings(tests)
 	var nHarness, nTap, nFramed, nAny, nSkip int
 	for _, t := range tests {
+		// The harness's own setup drains what the session sends while it
+		// opens (testSession.started): a test counts only if its own code
+		// or its helpers check what is sent.
 		h := reaches(t, harnessSession) && reaches(t, func(k string) bool {
 			return harnessCheck(k) || (strings.HasPrefix(k, ".") && harnessCheck("testSession"+k))
-		})
+		}, "newHarness", "newTestSession", "newTestClient", "newTestClientParams", "testSession.started", ".started")
 		tp := reaches(t, taps)
 		fr := reaches(t, framed)
 		if fr {

@@ -53,6 +53,11 @@ var viewTap func(p *path, now time.Time, v linkView)
 // the pass runs; a timer wake-up for both passes reports each.
 var loopWoke func(s *Session, loop loopID, why wakeReason)
 
+// readWoke, if set, is called when a waiting Stream.Read wakes and no
+// frame has filled its slice, before it takes Session.mu again
+// (stream.go): the window in which a frame can still fill it.
+var readWoke func(st *Stream)
+
 // loopID names a pass of the session's loop, each with its own wake
 // channel and deadline.
 type loopID uint8

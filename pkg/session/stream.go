@@ -101,8 +101,8 @@ func (st *Stream) ID() uint64 { return st.id }
 // os.ErrDeadlineExceeded at the read deadline.
 func (st *Stream) Read(p []byte) (int, error) {
 	g := &st.rgate
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	g.enter()
+	defer g.leave()
 	s := st.s
 	s.mu.Lock()
 	r := &st.recv
@@ -120,6 +120,9 @@ func (st *Stream) Read(p []byte) (int, error) {
 		s.handoffs.add()
 		if n := g.filled.Swap(0); n > 0 {
 			return int(n), nil // read and credited by the frame, which gave the slice back
+		}
+		if f := readWoke; f != nil {
+			f(st)
 		}
 		s.mu.Lock()
 		r.direct = nil // taken back; the frame that filled it meanwhile, if one did, counts below

@@ -1,0 +1,236 @@
+package session
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// Concurrent Reads on one stream, against a model: RFC 9000 §2.2,
+// "Endpoints MUST be able to deliver stream data to an application as an
+// ordered byte stream", and Stream's doc, "concurrent Reads (or Writes) are
+// served one at a time". Three goroutines Read one stream with buffers of
+// random sizes while its frames arrive out of order and another goroutine
+// sets and clears the read deadline; the stream's bytes are 4-byte
+// counters, so each Read's bytes say where they came from. Together the
+// Reads must return every counter exactly once, each Read a run of
+// consecutive ones: nothing lost, repeated or torn, whether the bytes went
+// through the reassembly buffer or straight into a waiting Read's slice
+// (readgate.go). And what the session sends back: RFC 9000 §4.1's credit,
+// "returned as the application reads", counts each byte read once,
+// whichever way it went, so the largest MAX_DATA and MAX_STREAM_DATA it
+// announced are at most the window plus the bytes read, and at least the
+// window plus the part that crossed a quarter of it (quic-go's
+// threshold). Seeded, so an interleaving that fails can be replayed.
+func TestConcurrentReadsPartitionStream(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		synctest.Test(t, func(t *testing.T) { concurrentReads(t, seed) })
+	}
+}
+
+func concurrentReads(t *testing.T, seed uint64) {
+	const (
+		words      = 6000 // 24,000 bytes: inside the stream window
+		recvWindow = InitialWindow
+		window     = 32 << 10 // the stream's, fixed (MaxStreamWindow)
+	)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	tc := newTestSession(t, &Config{RecvWindow: recvWindow, StreamWindow: window, MaxStreamWindow: window})
+	defer tc.close()
+
+	var frames []dataFrame
+	for w := 0; w < words; {
+		n := min(words-w, 1+rng.IntN(200))
+		b := make([]byte, 4*n)
+		for i := range n {
+			binary.BigEndian.PutUint32(b[4*i:], uint32(w+i))
+		}
+		frames = append(frames, dataFrame{ID: 0, Off: uint64(4 * w), Data: string(b)})
+		w += n
+	}
+	var segs []rawSegment
+	for _, f := range frames {
+		segs = append(segs, tc.cut(f)...)
+	}
+	// Out of order within windows of 4 segments: gaps open and close.
+	for i := 0; i < len(segs); i += 4 {
+		w := segs[i:min(i+4, len(segs))]
+		rng.Shuffle(len(w), func(a, b int) { w[a], w[b] = w[b], w[a] })
+	}
+
+	tc.writeFrames(0, segs[0])
+	st, err := tc.s.AcceptStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu     sync.Mutex
+		chunks [][]byte // every Read's bytes
+		wg     sync.WaitGroup
+		done   = make(chan struct{})
+	)
+	for r := range 3 {
+		size := 4 * (1 + rng.IntN(300))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, size)
+			for {
+				n, err := st.Read(buf)
+				if n%4 != 0 {
+					t.Errorf("reader %d: a Read returned %d bytes, not whole counters", r, n)
+				}
+				if n > 0 {
+					mu.Lock()
+					chunks = append(chunks, slices.Clone(buf[:n]))
+					mu.Unlock()
+				}
+				switch {
+				case err == io.EOF:
+					return
+				case errors.Is(err, os.ErrDeadlineExceeded):
+					time.Sleep(time.Millisecond) // until the deadline is cleared
+				case err != nil:
+					t.Errorf("reader %d: %v", r, err)
+					return
+				}
+			}
+		}()
+	}
+	var dl sync.WaitGroup
+	dl.Add(1)
+	drng := rand.New(rand.NewPCG(seed, 1))
+	go func() { // the deadline, set and cleared while the Reads wait
+		defer dl.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Duration(1+drng.IntN(3)) * time.Millisecond):
+			}
+			st.SetReadDeadline(time.Now().Add(time.Duration(drng.IntN(2)) * time.Millisecond))
+			time.Sleep(2 * time.Millisecond)
+			st.SetReadDeadline(time.Time{})
+		}
+	}()
+	for _, seg := range segs[1:] {
+		tc.writeFrames(0, seg)
+		if rng.IntN(3) == 0 {
+			tc.advance(time.Duration(rng.IntN(1500)) * time.Microsecond)
+		}
+	}
+	tc.writeFrames(0, finFrame{ID: 0})
+	wg.Wait()
+	close(done)
+	dl.Wait()
+
+	// The model: the chunks, each a run of consecutive counters, tile
+	// 0..words-1 once.
+	slices.SortFunc(chunks, func(a, b []byte) int {
+		return int(binary.BigEndian.Uint32(a)) - int(binary.BigEndian.Uint32(b))
+	})
+	next := uint32(0)
+	for _, c := range chunks {
+		for i := 0; i+4 <= len(c); i += 4 {
+			if got := binary.BigEndian.Uint32(c[i:]); got != next {
+				t.Fatalf("seed %d: counter %d where %d was due (a Read of %d bytes)", seed, got, next, len(c))
+			}
+			next++
+		}
+	}
+	if next != words {
+		t.Fatalf("seed %d: the Reads returned %d counters, want %d", seed, next, words)
+	}
+
+	tc.advance(50 * time.Millisecond)
+	var maxData, maxStream uint64
+	for _, f := range tc.drain(0) {
+		switch f := f.(type) {
+		case ackFrame:
+			maxData = max(maxData, f.MaxData)
+		case connMaxDataFrame:
+			maxData = max(maxData, f.Max)
+		case maxDataFrame:
+			if f.ID == 0 {
+				maxStream = max(maxStream, f.Limit)
+			}
+		}
+	}
+	const read = 4 * words
+	if maxData < recvWindow+recvWindow/4 || maxData > recvWindow+read {
+		t.Errorf("seed %d: the largest MAX_DATA sent is %d, want %d to %d (the window, plus what was read past a quarter of it, at most all %d bytes)", seed, maxData, recvWindow+recvWindow/4, recvWindow+read, read)
+	}
+	if maxStream < window+window/4 || maxStream > window+read {
+		t.Errorf("seed %d: the largest MAX_STREAM_DATA sent is %d, want %d to %d", seed, maxStream, window+window/4, window+read)
+	}
+}
+
+// A waiting Read woken by something else (here its deadline) that a frame
+// fills before it takes Session.mu again returns the frame's bytes: the
+// frame read them, credited them and gave the slice back, so a Read that
+// returned the deadline's error instead would lose them. RFC 9000 §2.2:
+// "Endpoints MUST be able to deliver stream data to an application as an
+// ordered byte stream." What it sends shows the frame's bytes were read
+// once: §4.1's credit is "returned as the application reads", and with a
+// stream window of one segment (1,216 bytes) the 304th byte read, a
+// quarter, sends one MAX_STREAM_DATA of 304 + 1,216.
+func TestReadFilledAfterItWoke(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const window = DefaultSegmentSize
+		tc := newTestSession(t, &Config{StreamWindow: window, MaxStreamWindow: window})
+		defer tc.close()
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "GET"})
+		st, err := tc.s.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tc.readAll(st, 3); string(got) != "GET" {
+			t.Fatalf("read %q, want GET", got)
+		}
+		hello := "hello" + strings.Repeat("!", window/4-8) // to byte 304 of the stream
+		filled := false
+		readWoke = func(w *Stream) {
+			if w != st || filled {
+				return
+			}
+			filled = true
+			s := w.s
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if err := (*frameSink)(s).StreamFrame(0, 3, []byte(hello), false); err != nil {
+				t.Errorf("the frame: %v", err)
+			}
+		}
+		defer func() { readWoke = nil }()
+		st.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+		buf := make([]byte, 1000)
+		n, err := st.Read(buf)
+		if !filled {
+			t.Fatal("the Read never woke without its slice filled")
+		}
+		if err != nil || string(buf[:n]) != hello {
+			t.Fatalf("Read returned %q, %v; want %q, nil", buf[:n], err, hello)
+		}
+		tc.s.mu.Lock()
+		direct, read := st.recv.direct, st.recv.buf.read
+		tc.s.mu.Unlock()
+		if direct != nil || read != window/4 || st.rgate.filled.Load() != 0 {
+			t.Errorf("after the Read: slice offered %v, read offset %d, %d bytes filled; want none, %d, 0", direct != nil, read, st.rgate.filled.Load(), window/4)
+		}
+		tc.wantRecord("a quarter of the stream's window read: its credit back", 0, maxDataFrame{ID: 0, Limit: window/4 + window})
+		for _, f := range tc.collect(time.Second)[0] {
+			if _, ok := f.(maxDataFrame); ok {
+				t.Errorf("then the session sent %v, want no more credit", f)
+			}
+		}
+	})
+}
