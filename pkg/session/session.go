@@ -590,7 +590,7 @@ func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.setStateLocked(lifeFlushing) {
 		for _, st := range s.streams.byID {
-			st.wcond.Broadcast() // a Write waiting for room fails now (writeErrLocked)
+			st.wgate.signal() // a Write waiting for room fails now (writeErrLocked)
 		}
 	}
 	mark := func() uint64 { return s.snd.ackedBytes + s.snd.pendOff }

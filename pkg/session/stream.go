@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 )
 
@@ -41,8 +40,8 @@ type Stream struct {
 	s  *Session
 	id uint64
 
-	rgate readGate  // where a blocked Read waits (readgate.go)
-	wcond sync.Cond // on s.mu: wakes blocked Writes
+	rgate readGate // where Reads take turns and a blocked Read waits (gate.go)
+	wgate gate     // where Writes take turns and a blocked Write waits
 
 	recv streamRecv // guarded by s.mu
 	send streamSend // guarded by s.mu
@@ -154,6 +153,8 @@ func (st *Stream) Read(p []byte) (int, error) {
 // returns the bytes it queued (they are sent before the stream's end) and
 // an error.
 func (st *Stream) Write(p []byte) (int, error) {
+	st.wgate.enter()
+	defer st.wgate.leave()
 	s := st.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -224,7 +225,7 @@ func (st *Stream) SetWriteDeadline(t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.send.deadline = t
-	st.send.timer = s.rearm(st, st.send.timer, t, st.wcond.Broadcast)
+	st.send.timer = s.rearm(st, st.send.timer, t, st.wgate.signal)
 	return nil
 }
 

@@ -154,7 +154,7 @@ func (ss *streamSet) wakeRoomLocked() {
 		st.inRoomQ = false
 		if st.waitRoom {
 			st.waitRoom = false
-			st.wcond.Broadcast()
+			st.wgate.signal()
 			return
 		}
 	}

@@ -74,8 +74,8 @@ const (
 // bytes), so only this bound applies to them.
 const ctrlReserve = 4 << 10
 
-// streamWriteLocked is Stream.Write with s.mu held. It waits on st.wcond,
-// with s.mu released, for room in the stream's buffer and in the send
+// streamWriteLocked is Stream.Write with s.mu held and the Write's turn
+// taken. It waits on st.wgate, with s.mu released, for room in the stream's buffer and in the send
 // budgets (stream_budget.go).
 func (s *Session) streamWriteLocked(st *Stream, p []byte) (int, error) {
 	ss := &st.send
@@ -103,7 +103,7 @@ func (s *Session) streamWriteLocked(st *Stream, p []byte) (int, error) {
 			if !ss.deadline.IsZero() && !s.now().Before(ss.deadline) {
 				return written, os.ErrDeadlineExceeded
 			}
-			st.wcond.Wait()
+			st.wgate.waitLocked(&s.mu)
 			s.handoffs.add()
 		}
 		ss.buf.Append(p[:n])
@@ -139,7 +139,7 @@ func (s *Session) closeSendLocked(st *Stream) {
 	s.sendEndedLocked(st, ErrStreamClosed)
 	s.streams.finsPending++
 	s.streams.markReady(st)
-	st.wcond.Broadcast() // a blocked Write returns what it queued
+	st.wgate.signal() // a blocked Write returns what it queued
 }
 
 // cancelWriteLocked drops the stream's unsent data and queues a RESET.
@@ -176,7 +176,7 @@ func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 	s.sendEndedLocked(st, ss.err)
 	s.streams.markCtl(st, ctlReset)
 	s.streams.resets++
-	st.wcond.Broadcast()
+	st.wgate.signal()
 	s.streams.maybeFree(st)
 }
 
@@ -239,7 +239,7 @@ func (s *Session) fillLocked(target int) {
 		ss.connSent += n // new bytes: a frame is framed once (RFC 9000 §4.1 counts the highest offset sent)
 		ss.unqueueLocked(n)
 		if free, wake := s.snd.bufCap-snd.buf.Len(), writeWake(s.snd.bufCap); free >= wake && free-int(n) < wake {
-			st.wcond.Broadcast() // a Write waiting for its buffer has room worth a wake-up
+			st.wgate.signal() // a Write waiting for its buffer has room worth a wake-up
 		}
 		if fin {
 			s.finFramedLocked(st)

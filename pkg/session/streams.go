@@ -173,7 +173,7 @@ func (ss *streamSet) newStream(id uint64) *Stream {
 	st := &Stream{s: ss.s, id: id}
 	st.prio.urgency, st.prio.incremental = DefaultUrgency, true // quic-go's round-robin until the application says otherwise
 	st.rgate.init()
-	st.wcond.L = &ss.s.mu
+	st.wgate.init()
 	st.recv.init(ss.window)
 	st.send.init(ss.peerWindow)
 	if streamType(id) == uni {
@@ -317,7 +317,7 @@ func (ss *streamSet) wakeAll() {
 		ss.s.sendEndedLocked(st, err)
 		st.stopDeadlines() // Reads and Writes fail with err from now on
 		st.rgate.signal()
-		st.wcond.Broadcast()
+		st.wgate.signal()
 	}
 	for k := range ss.local {
 		ss.local[k].cond.Broadcast()

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -231,6 +232,64 @@ func TestReadFilledAfterItWoke(t *testing.T) {
 			if _, ok := f.(maxDataFrame); ok {
 				t.Errorf("then the session sent %v, want no more credit", f)
 			}
+		}
+	})
+}
+
+// Stream's doc: "concurrent Reads (or Writes) are served one at a time",
+// as net.Conn's Write and quic-go's SendStream.Write (its writeMutex)
+// serve them: each Write's bytes go on the stream together, even when the
+// send buffer is smaller than a Write and both wait for room. Two Writes
+// of 48 KiB, one of 'a' and one of 'b', into a 16 KiB send buffer; the
+// peer, acknowledging as it goes, must see the stream carry one Write's
+// bytes and then the other's, each byte once.
+func TestHarnessConcurrentWritesNotInterleaved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size = 48 << 10
+		tc := newTestClient(t, &Config{SendBuffer: 16 << 10})
+		defer tc.close()
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for _, c := range []byte("ab") {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if n, err := st.Write(bytes.Repeat([]byte{c}, size)); n != size || err != nil {
+					t.Errorf("Write of %q: %d, %v", c, n, err)
+				}
+			}()
+		}
+		got := make([]byte, 2*size)
+		seen := 0
+		for range 200 {
+			data, _ := streamData(tc.collect(20 * time.Millisecond)[0], st.ID())
+			for _, d := range data {
+				if d.Off+uint64(len(d.Data)) > uint64(len(got)) {
+					t.Fatalf("stream data to offset %d, past the %d bytes written", d.Off+uint64(len(d.Data)), len(got))
+				}
+				seen += copy(got[d.Off:], d.Data)
+			}
+			tc.ackAll(0)
+			if seen >= len(got) {
+				break
+			}
+		}
+		wg.Wait()
+		if seen != len(got) {
+			t.Fatalf("the peer saw %d bytes of stream data, want %d", seen, len(got))
+		}
+		first, second := got[0], got[size]
+		if first == second || !bytes.Equal(got[:size], bytes.Repeat([]byte{first}, size)) || !bytes.Equal(got[size:], bytes.Repeat([]byte{second}, size)) {
+			runs := 1
+			for i := 1; i < len(got); i++ {
+				if got[i] != got[i-1] {
+					runs++
+				}
+			}
+			t.Errorf("the stream carries the two Writes' bytes in %d runs, want 2 (one Write, then the other)", runs)
 		}
 	})
 }

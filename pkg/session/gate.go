@@ -1,0 +1,74 @@
+package session
+
+import "sync/atomic"
+
+// gate is where an application call waits on one side of one stream: on
+// that stream's channels, not on a condition variable of Session.mu
+// (x/net/quic's gate.go is the model). The call takes its turn (enter),
+// looks at the stream under s.mu, and if it must wait, drains a stale
+// signal, lets go of s.mu and waits on wake; whatever changes what it
+// waits for signals, with s.mu held. Turns are channels, not a sync.Mutex,
+// so that a call waiting for its turn is durably blocked, as
+// testing/synctest needs to advance its clock.
+//
+// Bounds: two channels of one element per stream side; one call waits at
+// a time (turn), so a signal is never lost to another waiter.
+type gate struct {
+	turn chan struct{} // capacity 1, full while a call is in progress: concurrent calls are served one at a time
+	wake chan struct{} // capacity 1: something the waiting call looks for changed
+}
+
+func (g *gate) init() {
+	g.turn = make(chan struct{}, 1)
+	g.wake = make(chan struct{}, 1)
+}
+
+// enter waits for the calls before to return.
+func (g *gate) enter() { g.turn <- struct{}{} }
+
+// leave lets the next call in.
+func (g *gate) leave() { <-g.turn }
+
+// signal wakes the waiting call, if any; without one, the next call to
+// wait drops the stale signal (drain). It never blocks. Call it after the
+// change, with s.mu held.
+func (g *gate) signal() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// drain drops a signal that no call took. s.mu held, before the call lets
+// it go: what changed before is in what the call just looked at, and what
+// changes after signals again.
+func (g *gate) drain() {
+	select {
+	case <-g.wake:
+	default:
+	}
+}
+
+// waitLocked lets go of mu, waits for a signal and takes mu again. The
+// call holds its turn.
+func (g *gate) waitLocked(mu interface {
+	Lock()
+	Unlock()
+}) {
+	g.drain()
+	mu.Unlock()
+	<-g.wake
+	mu.Lock()
+}
+
+// readGate is the receive side's gate, where Stream.Read waits. A Read
+// that finds the stream empty offers its slice (streamRecv.direct). The
+// frame that fills it (frameSink.StreamFrame, s.mu held) records how many
+// bytes it wrote in filled and signals; the Read then returns them without
+// taking s.mu again. Any other change a Read waits for (data stored, the
+// end, a reset, a cancel, the deadline, the session's end) signals too,
+// and the Read takes s.mu to look.
+type readGate struct {
+	gate
+	filled atomic.Int64 // bytes a frame wrote into the waiting Read's slice, not yet returned by it
+}
