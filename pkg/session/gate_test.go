@@ -293,3 +293,148 @@ func TestHarnessConcurrentWritesNotInterleaved(t *testing.T) {
 		}
 	})
 }
+
+// Stream.Write's doc: "A Write that Close or a cancellation interrupts
+// returns the bytes it queued (they are sent before the stream's end)",
+// and RFC 9000 §4.5: "the final size is the offset plus the length of a
+// STREAM frame marked with a FIN flag". The peer grants 4,000 bytes; a
+// 64 KiB Write fills the 16 KiB send buffer and waits for room. Close
+// wakes it at once, without new credit: it returns what it queued, and
+// once the peer grants more the stream carries exactly those bytes, then
+// its FIN.
+func TestHarnessCloseWakesBlockedWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		params := peerParams
+		params.StreamWindow = 4000
+		tc := newTestClientParams(t, &Config{SendBuffer: 16 << 10}, params)
+		defer tc.close()
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		var werr error
+		done := make(chan struct{})
+		go func() { n, werr = st.Write(make([]byte, 64<<10)); close(done) }()
+		fs := tc.collect(100 * time.Millisecond)[0]
+		if end := streamEnd(fs, st.ID()); end != 4000 {
+			t.Fatalf("sent up to %d of the peer's 4,000 bytes", end)
+		}
+		select {
+		case <-done:
+			t.Fatalf("the Write returned %d, %v before Close: it should wait for room", n, werr)
+		default:
+		}
+		st.Close()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("Close did not wake the blocked Write")
+		}
+		if werr == nil || n < 4000 || n >= 64<<10 {
+			t.Fatalf("the interrupted Write returned %d, %v; want what it queued (4,000 to 64 KiB) and an error", n, werr)
+		}
+		tc.ackAll(0)
+		tc.writeFrames(0, maxDataFrame{ID: st.ID(), Limit: 1 << 20})
+		fs = append(fs, tc.collect(time.Second)[0]...)
+		data, fins := streamData(fs, st.ID())
+		end := streamEnd(fs, st.ID())
+		if end != uint64(n) || fins != 1 {
+			t.Errorf("the stream carried %d bytes in %d frames and %d FINs; want the %d the Write queued, then one FIN", end, len(data), fins, n)
+		}
+	})
+}
+
+// Two Writes take turns while the first waits for room and the write
+// deadline passes: the first returns what it queued, the second, whose
+// turn comes after the deadline, returns 0 without queueing a byte, and
+// the stream carries only the first Write's bytes. Stream's doc:
+// "concurrent Reads (or Writes) are served one at a time"; "SetWriteDeadline
+// makes Writes blocked on a full send buffer fail with
+// os.ErrDeadlineExceeded".
+func TestHarnessWriteDeadlineWithWritesTakingTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		params := peerParams
+		params.StreamWindow = 4000
+		tc := newTestClientParams(t, &Config{SendBuffer: 16 << 10}, params)
+		defer tc.close()
+		st, err := tc.s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+		type result struct {
+			n   int
+			err error
+		}
+		first := make(chan result, 1)
+		go func() { n, err := st.Write(bytes.Repeat([]byte{'a'}, 64<<10)); first <- result{n, err} }()
+		synctest.Wait()
+		second := make(chan result, 1)
+		go func() { n, err := st.Write(bytes.Repeat([]byte{'b'}, 1000)); second <- result{n, err} }()
+		fs := tc.collect(100 * time.Millisecond)[0]
+		a, b := <-first, <-second
+		if !errors.Is(a.err, os.ErrDeadlineExceeded) || a.n < 4000 || a.n >= 64<<10 {
+			t.Errorf("the first Write returned %d, %v; want what it queued and os.ErrDeadlineExceeded", a.n, a.err)
+		}
+		if !errors.Is(b.err, os.ErrDeadlineExceeded) || b.n != 0 {
+			t.Errorf("the second Write returned %d, %v; want 0 and os.ErrDeadlineExceeded", b.n, b.err)
+		}
+		st.SetWriteDeadline(time.Time{})
+		tc.ackAll(0)
+		tc.writeFrames(0, maxDataFrame{ID: st.ID(), Limit: 1 << 20})
+		fs = append(fs, tc.collect(time.Second)[0]...)
+		data, _ := streamData(fs, st.ID())
+		for _, d := range data {
+			if strings.Trim(d.Data, "a") != "" {
+				t.Fatalf("a frame at offset %d carries a byte of the second Write", d.Off)
+			}
+		}
+		if end := streamEnd(fs, st.ID()); end != uint64(a.n) {
+			t.Errorf("the stream carried %d bytes, want the %d the first Write queued", end, a.n)
+		}
+	})
+}
+
+// RFC 9000 §3.5: "If the stream is in the "Recv" or "Size Known" state,
+// the transport SHOULD signal this by sending a STOP_SENDING frame", and
+// §3.2: data that arrives after is discarded. A Read waits with its slice
+// offered (gate.go); CancelRead wakes it with the application's error,
+// sends one STOP_SENDING, and a frame that arrives after is not written
+// into the slice the Read gave back.
+func TestHarnessCancelReadWakesWaitingRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestSession(t, nil)
+		defer tc.close()
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "GET"})
+		st, err := tc.s.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.readAll(st, 3)
+		tc.wantAck("the data is acknowledged", 0, 1)
+		buf := make([]byte, 100)
+		var rerr error
+		done := make(chan struct{})
+		go func() { _, rerr = st.Read(buf); close(done) }()
+		synctest.Wait()
+		st.CancelRead(7)
+		<-done
+		var se *StreamError
+		if !errors.As(rerr, &se) || se.ErrorCode != 7 || se.Remote {
+			t.Fatalf("the waiting Read returned %v, want the local cancel with code 7", rerr)
+		}
+		tc.wantRecord("CancelRead(7) sends STOP_SENDING(7)", 0, stopFrame{ID: 0, Code: 7})
+		tc.writeFrames(0, ackFrame{Cum: 1}, dataFrame{ID: 0, Off: 3, Data: "late"})
+		tc.advance(time.Second)
+		if !bytes.Equal(buf, make([]byte, 100)) {
+			t.Errorf("a frame wrote %q into the slice of the cancelled Read", bytes.Trim(buf, "\x00"))
+		}
+		for _, f := range tc.drain(0) {
+			if _, ok := f.(stopFrame); ok {
+				t.Errorf("a second STOP_SENDING: %v", f)
+			}
+		}
+	})
+}
