@@ -11,17 +11,16 @@ import "sync/atomic"
 // so that a call waiting for its turn is durably blocked, as
 // testing/synctest needs to advance its clock.
 //
-// Bounds: two channels of one element per stream side; one call waits at
-// a time (turn), so a signal is never lost to another waiter.
+// Bounds: two channels of one element per stream side, the second made
+// by the first call that waits (a stream that never waits has no wake
+// channel: 96 bytes less per side); one call waits at a time (turn), so a
+// signal is never lost to another waiter.
 type gate struct {
 	turn chan struct{} // capacity 1, full while a call is in progress: concurrent calls are served one at a time
-	wake chan struct{} // capacity 1: something the waiting call looks for changed
+	wake chan struct{} // capacity 1: something the waiting call looks for changed; nil until a call first waits; written and read under s.mu, and read by the waiting call
 }
 
-func (g *gate) init() {
-	g.turn = make(chan struct{}, 1)
-	g.wake = make(chan struct{}, 1)
-}
+func (g *gate) init() { g.turn = make(chan struct{}, 1) }
 
 // enter waits for the calls before to return.
 func (g *gate) enter() { g.turn <- struct{}{} }
@@ -33,16 +32,24 @@ func (g *gate) leave() { <-g.turn }
 // wait drops the stale signal (drain). It never blocks. Call it after the
 // change, with s.mu held.
 func (g *gate) signal() {
+	if g.wake == nil {
+		return // no call ever waited
+	}
 	select {
 	case g.wake <- struct{}{}:
 	default:
 	}
 }
 
-// drain drops a signal that no call took. s.mu held, before the call lets
-// it go: what changed before is in what the call just looked at, and what
-// changes after signals again.
+// drain drops a signal that no call took, and makes the wake channel on
+// the first wait. s.mu held, before the call lets it go: what changed
+// before is in what the call just looked at, and what changes after
+// signals again.
 func (g *gate) drain() {
+	if g.wake == nil {
+		g.wake = make(chan struct{}, 1)
+		return
+	}
 	select {
 	case <-g.wake:
 	default:
