@@ -235,12 +235,13 @@ func (st *Stream) SetDeadline(t time.Time) error {
 	return st.SetWriteDeadline(t)
 }
 
-// rearm stops timer and, for a non-zero t, returns one that calls wake (it
-// wakes the waiters of a side of st) at t, with s.mu held. A pending timer holds the whole session
-// (its closure), so none is armed for a stream the session has forgotten or
-// once the session has ended, and maybeFree and wakeAll stop the ones
-// armed before: an ended session is never kept until a deadline far ahead
-// (pkg/h3 sets 30 s and 10 s write deadlines; issue 30's server memory).
+// rearm stops timer and, for a non-zero t, returns one that calls wake
+// (which wakes the waiter of a side of st) at t, with s.mu held. A pending
+// timer holds the whole session (its closure), so none is armed for a
+// stream the session has forgotten or once the session has ended, and
+// maybeFree and wakeAll stop the ones armed before: an ended session is
+// never kept until a deadline far ahead (pkg/h3 sets 30 s and 10 s write
+// deadlines; issue 30's server memory).
 func (s *Session) rearm(st *Stream, timer *time.Timer, t time.Time, wake func()) *time.Timer {
 	if timer != nil {
 		timer.Stop()
