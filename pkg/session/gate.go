@@ -1,6 +1,9 @@
 package session
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // gate is where an application call waits on one side of one stream: on
 // that stream's channels, not on a condition variable of Session.mu
@@ -56,15 +59,18 @@ func (g *gate) drain() {
 	}
 }
 
-// waitLocked lets go of mu, waits for a signal and takes mu again. The
-// call holds its turn.
-func (g *gate) waitLocked(mu interface {
-	Lock()
-	Unlock()
-}) {
+// wait drains a stale signal, lets go of mu and waits for a signal; it
+// returns with mu released. The call holds its turn. Read takes mu again
+// only if no frame filled its slice; Write always does (waitLocked).
+func (g *gate) wait(mu sync.Locker) {
 	g.drain()
 	mu.Unlock()
 	<-g.wake
+}
+
+// waitLocked is wait, then takes mu again.
+func (g *gate) waitLocked(mu sync.Locker) {
+	g.wait(mu)
 	mu.Lock()
 }
 

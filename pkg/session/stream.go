@@ -113,9 +113,7 @@ func (st *Stream) Read(p []byte) (int, error) {
 		if len(p) > 0 {
 			r.direct = p // the next in-order frame may fill it (frameSink.StreamFrame)
 		}
-		g.drain()
-		s.mu.Unlock()
-		<-g.wake
+		g.wait(&s.mu)
 		s.handoffs.add()
 		if n := g.filled.Swap(0); n > 0 {
 			return int(n), nil // read and credited by the frame, which gave the slice back

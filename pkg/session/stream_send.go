@@ -75,8 +75,8 @@ const (
 const ctrlReserve = 4 << 10
 
 // streamWriteLocked is Stream.Write with s.mu held and the Write's turn
-// taken. It waits on st.wgate, with s.mu released, for room in the stream's buffer and in the send
-// budgets (stream_budget.go).
+// taken. It waits on st.wgate, with s.mu released, for room in the
+// stream's buffer and in the send budgets (stream_budget.go).
 func (s *Session) streamWriteLocked(st *Stream, p []byte) (int, error) {
 	ss := &st.send
 	written := 0
