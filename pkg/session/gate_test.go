@@ -189,14 +189,7 @@ func TestReadFilledAfterItWoke(t *testing.T) {
 		const window = DefaultSegmentSize
 		tc := newTestSession(t, &Config{StreamWindow: window, MaxStreamWindow: window})
 		defer tc.close()
-		tc.writeFrames(0, dataFrame{ID: 0, Data: "GET"})
-		st, err := tc.s.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := tc.readAll(st, 3); string(got) != "GET" {
-			t.Fatalf("read %q, want GET", got)
-		}
+		st := acceptGET(tc)
 		hello := "hello" + strings.Repeat("!", window/4-8) // to byte 304 of the stream
 		filled := false
 		readWoke = func(w *Stream) {
@@ -304,14 +297,8 @@ func TestHarnessConcurrentWritesNotInterleaved(t *testing.T) {
 // its FIN.
 func TestHarnessCloseWakesBlockedWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		params := peerParams
-		params.StreamWindow = 4000
-		tc := newTestClientParams(t, &Config{SendBuffer: 16 << 10}, params)
+		tc, st := newCreditBoundStream(t)
 		defer tc.close()
-		st, err := tc.s.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
 		var n int
 		var werr error
 		done := make(chan struct{})
@@ -335,9 +322,7 @@ func TestHarnessCloseWakesBlockedWrite(t *testing.T) {
 		if werr == nil || n < 4000 || n >= 64<<10 {
 			t.Fatalf("the interrupted Write returned %d, %v; want what it queued (4,000 to 64 KiB) and an error", n, werr)
 		}
-		tc.ackAll(0)
-		tc.writeFrames(0, maxDataFrame{ID: st.ID(), Limit: 1 << 20})
-		fs = append(fs, tc.collect(time.Second)[0]...)
+		fs = append(fs, grantAndCollect(tc, st)...)
 		data, fins := streamData(fs, st.ID())
 		end := streamEnd(fs, st.ID())
 		if end != uint64(n) || fins != 1 {
@@ -355,14 +340,8 @@ func TestHarnessCloseWakesBlockedWrite(t *testing.T) {
 // os.ErrDeadlineExceeded".
 func TestHarnessWriteDeadlineWithWritesTakingTurns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		params := peerParams
-		params.StreamWindow = 4000
-		tc := newTestClientParams(t, &Config{SendBuffer: 16 << 10}, params)
+		tc, st := newCreditBoundStream(t)
 		defer tc.close()
-		st, err := tc.s.OpenStream()
-		if err != nil {
-			t.Fatal(err)
-		}
 		st.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
 		type result struct {
 			n   int
@@ -382,9 +361,7 @@ func TestHarnessWriteDeadlineWithWritesTakingTurns(t *testing.T) {
 			t.Errorf("the second Write returned %d, %v; want 0 and os.ErrDeadlineExceeded", b.n, b.err)
 		}
 		st.SetWriteDeadline(time.Time{})
-		tc.ackAll(0)
-		tc.writeFrames(0, maxDataFrame{ID: st.ID(), Limit: 1 << 20})
-		fs = append(fs, tc.collect(time.Second)[0]...)
+		fs = append(fs, grantAndCollect(tc, st)...)
 		data, _ := streamData(fs, st.ID())
 		for _, d := range data {
 			if strings.Trim(d.Data, "a") != "" {
@@ -407,12 +384,7 @@ func TestHarnessCancelReadWakesWaitingRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
 		defer tc.close()
-		tc.writeFrames(0, dataFrame{ID: 0, Data: "GET"})
-		st, err := tc.s.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc.readAll(st, 3)
+		st := acceptGET(tc)
 		tc.wantAck("the data is acknowledged", 0, 1)
 		buf := make([]byte, 100)
 		var rerr error
@@ -437,4 +409,43 @@ func TestHarnessCancelReadWakesWaitingRead(t *testing.T) {
 			}
 		}
 	})
+}
+
+// acceptGET has the peer open stream 0 with "GET" and returns the stream,
+// the request read.
+func acceptGET(tc *testSession) *Stream {
+	tc.t.Helper()
+	tc.writeFrames(0, dataFrame{ID: 0, Data: "GET"})
+	st, err := tc.s.AcceptStream(context.Background())
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	if got := tc.readAll(st, 3); string(got) != "GET" {
+		tc.t.Fatalf("read %q, want GET", got)
+	}
+	return st
+}
+
+// newCreditBoundStream opens a stream on a harness client whose peer
+// grants each stream 4,000 bytes, with a 16 KiB send buffer: a larger
+// Write fills the buffer and waits for room.
+func newCreditBoundStream(t *testing.T) (*testSession, *Stream) {
+	t.Helper()
+	params := peerParams
+	params.StreamWindow = 4000
+	tc := newTestClientParams(t, &Config{SendBuffer: 16 << 10}, params)
+	st, err := tc.s.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc, st
+}
+
+// grantAndCollect acknowledges everything, raises st's limit to 1 MiB and
+// returns what the session then sends on path 0 within a second.
+func grantAndCollect(tc *testSession, st *Stream) []frame {
+	tc.t.Helper()
+	tc.ackAll(0)
+	tc.writeFrames(0, maxDataFrame{ID: st.ID(), Limit: 1 << 20})
+	return tc.collect(time.Second)[0]
 }

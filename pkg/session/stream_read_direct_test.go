@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"testing"
@@ -22,14 +21,7 @@ func TestFrameStraightIntoWaitingRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
 		defer tc.close()
-		tc.writeFrames(0, dataFrame{ID: 0, Data: "GET"})
-		st, err := tc.s.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := tc.readAll(st, 3); string(got) != "GET" {
-			t.Fatalf("read %q, want GET", got)
-		}
+		st := acceptGET(tc)
 
 		buf := make([]byte, 100)
 		var n int
