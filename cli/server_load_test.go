@@ -408,11 +408,14 @@ func loadChild(t *testing.T, job string) {
 	}
 	b, _ := json.Marshal(joins)
 	t.Logf("attack %s", b)
-	// Under this load some join handshakes may get no answer in time
-	// (Failed); none may be accepted, the replay must be refused, and
-	// most forged ones must get their refusal.
-	if joinErr != nil || joins.Accepted != 0 || joins.Refused < 11 {
-		t.Errorf("joins: %v; %d forged or replayed joins accepted, %d refused, want 0 and at least 11 of 21", joinErr, joins.Accepted, joins.Refused)
+	// None may be accepted, and the replay must be refused (Joins returns
+	// an error otherwise). Under this load some join handshakes may get no
+	// answer in time, and quic-go refuses connections while its accept
+	// queue is full (CONNECTION_REFUSED; the Initials flood fills it):
+	// such a join was refused before it was read (Answers["limit"]). Most
+	// forged joins must get a refusal of one kind or the other.
+	if refused := joins.Refused + joins.Answers["limit"]; joinErr != nil || joins.Accepted != 0 || refused < 11 {
+		t.Errorf("joins: %v; %d forged or replayed joins accepted, %d refused (%v), want 0 and at least 11 of 21", joinErr, joins.Accepted, refused, joins.Answers)
 	}
 }
 

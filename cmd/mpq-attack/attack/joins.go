@@ -49,13 +49,22 @@ func export(c *quic.Conn, label string) ([]byte, error) {
 func (p *Peer) tryJoin(ctx context.Context, o Options, j wire.Join, key []byte) (bool, []byte, error) {
 	var q *Peer
 	var err error
-	for range 3 { // a loaded server may let a handshake time out
-		if q, err = Dial0(ctx, o); err == nil || ctx.Err() != nil {
+	// A loaded server may let a handshake time out, or refuse it while its
+	// accept queue is full (quic-go's CONNECTION_REFUSED): try again after
+	// a pause that doubles, as a client would, within ctx.
+	wait := 100 * time.Millisecond
+	for try := 0; ; try++ {
+		if q, err = Dial0(ctx, o); err == nil || ctx.Err() != nil || try == joinDialTries-1 {
 			break
 		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+		wait *= 2
 	}
 	if err != nil {
-		return false, nil, err
+		return false, nil, fmt.Errorf("%w: %w", errJoinNotSent, err)
 	}
 	defer q.Close()
 	if key != nil {
@@ -84,9 +93,40 @@ func (p *Peer) tryJoin(ctx context.Context, o Options, j wire.Join, key []byte) 
 	return false, frame, fmt.Errorf("attack: no answer to a join: %w", context.Cause(q.Conn.Context()))
 }
 
-// codeJoinRejected is the application error code with which the server
-// closes the connection of a join it refuses (pkg/session).
-const codeJoinRejected quic.ApplicationErrorCode = 2
+// Application error codes of pkg/session: codeJoinRejected closes the
+// connection of a join the server refuses; codeRefused one that a server
+// limit refused before it read the join.
+const (
+	codeJoinRejected quic.ApplicationErrorCode = 2
+	codeRefused      quic.ApplicationErrorCode = 8
+)
+
+// joinDialTries is how many times tryJoin dials before it gives up: with
+// pauses of 0.1, 0.2, 0.4 and 0.8 s between them, 1.5 s in all.
+const joinDialTries = 5
+
+// errJoinNotSent wraps the error of a join whose connection could not be
+// opened: the server never saw that join.
+var errJoinNotSent = errors.New("attack: the join's connection could not be opened")
+
+// joinOutcome names what became of a join that was not accepted, for
+// Result.Answers: "refused" (the server's join refusal), "limit" (a server
+// limit or quic-go's full accept queue refused the connection: the join
+// was not read), "not sent" (no connection), "no answer".
+func joinOutcome(err error) string {
+	var ae *quic.ApplicationError
+	var te *quic.TransportError
+	switch {
+	case err == nil:
+		return "refused"
+	case errors.As(err, &ae) && ae.Remote && ae.ErrorCode == codeRefused,
+		errors.As(err, &te) && te.Remote && te.ErrorCode == quic.ConnectionRefused:
+		return "limit"
+	case errors.Is(err, errJoinNotSent):
+		return "not sent"
+	}
+	return "no answer"
+}
 
 // Joins (issue 10 item 7 and the forged joins of the load test) opens one
 // session, then tries n forged joins on it at once (its session ID, random
@@ -125,10 +165,12 @@ func Joins(ctx context.Context, o Options, n int) (Result, error) {
 			switch {
 			case err != nil:
 				c.failed.Add(1)
+				c.answer(joinOutcome(err))
 			case ok:
 				c.accepted.Add(1)
 			default:
 				c.refused.Add(1)
+				c.answer(joinOutcome(nil))
 			}
 			c.frames.Add(1)
 		}()
