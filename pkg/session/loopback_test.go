@@ -2,8 +2,11 @@ package session_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,6 +74,33 @@ func multipathLoopback(b *testing.B, pair *certs.Pair, n int64) time.Duration {
 // packet sent and received (the session's tracer makes it do that too, on
 // every path), which is the floor under the session's cost per packet.
 func quicLoopback(b *testing.B, pair *certs.Pair, n int64, traced bool) time.Duration {
+	d, err := quicTransfer(pair, n, traced)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// quic2Loopback moves n bytes over two plain quic-go connections at once,
+// n/2 each, on their own sockets: what any design that runs one quic-go
+// connection per path costs at the least, with nothing of its own on top.
+func quic2Loopback(b *testing.B, pair *certs.Pair, n int64) time.Duration {
+	var wg sync.WaitGroup
+	var errs [2]error
+	start := time.Now()
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = quicTransfer(pair, n/2, false) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// quicTransfer is quicLoopback's transfer; it is safe to run several at
+// once.
+func quicTransfer(pair *certs.Pair, n int64, traced bool) (time.Duration, error) {
 	ctx := context.Background()
 	srvTLS, cliTLS := pair.Server.Clone(), pair.Client.Clone()
 	srvTLS.NextProtos, cliTLS.NextProtos = []string{"bench"}, []string{"bench"}
@@ -78,11 +108,15 @@ func quicLoopback(b *testing.B, pair *certs.Pair, n int64, traced bool) time.Dur
 	if traced {
 		qc = &quic.Config{Tracer: func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace { return nopTrace{} }}
 	}
-	str := &quic.Transport{Conn: udp(b)}
+	sc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return 0, err
+	}
+	str := &quic.Transport{Conn: sc}
 	defer str.Close()
 	ln, err := str.Listen(srvTLS, qc)
 	if err != nil {
-		b.Fatal(err)
+		return 0, err
 	}
 	go func() {
 		c, err := ln.Accept(ctx)
@@ -99,19 +133,23 @@ func quicLoopback(b *testing.B, pair *certs.Pair, n int64, traced bool) time.Dur
 		<-c.Context().Done()
 	}()
 	start := time.Now()
-	ctr := &quic.Transport{Conn: udp(b)}
+	cc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return 0, err
+	}
+	ctr := &quic.Transport{Conn: cc}
 	defer ctr.Close()
 	c, err := ctr.Dial(ctx, ln.Addr(), cliTLS, qc)
 	if err != nil {
-		b.Fatal(err)
+		return 0, err
 	}
 	defer c.CloseWithError(0, "")
 	st, _ := c.OpenStream()
 	st.Write([]byte{1})
 	if got, err := io.Copy(io.Discard, st); err != nil || got != n {
-		b.Fatalf("quic-go: %d bytes, %v", got, err)
+		return 0, fmt.Errorf("quic-go: %d bytes, %v", got, err)
 	}
-	return time.Since(start)
+	return time.Since(start), nil
 }
 
 // nopTrace is a qlog trace and recorder that drops every event.
@@ -126,19 +164,21 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // BenchmarkLoopback compares a 2-path session with one plain quic-go
-// connection on loopback, and with one that carries a do-nothing qlog
-// tracer, alternating them in the same run. The mp/quic metric is the ratio
-// of their throughputs (target ≥ 0.9); mp/quic-traced sets the session
-// against the cost quic-go's tracing alone adds. The cpu-µs/seg metrics are
-// the process's CPU time (both ends, user and system) per 1200-byte
+// connection on loopback, with one that carries a do-nothing qlog tracer,
+// and with two plain connections that carry half the bytes each,
+// alternating them in the same run. The mp/quic metric is the ratio of
+// their throughputs (target ≥ 0.9); mp/quic-traced sets the session
+// against the cost quic-go's tracing alone adds, and quic2 is the floor of
+// any design with one quic-go connection per path. The cpu-µs/seg metrics
+// are the process's CPU time (both ends, user and system) per 1200-byte
 // segment, where the platform reports it.
 func BenchmarkLoopback(b *testing.B) {
 	pair, err := certs.SelfSigned("loopback.test")
 	if err != nil {
 		b.Fatal(err)
 	}
-	var mp, q, qt time.Duration          // wall time
-	var mpCPU, qCPU, qtCPU time.Duration // CPU time
+	var mp, q, qt, q2 time.Duration             // wall time
+	var mpCPU, qCPU, qtCPU, q2CPU time.Duration // CPU time
 	timed := func(wall, cpu *time.Duration, run func() time.Duration) {
 		c0 := processCPU()
 		*wall += run()
@@ -149,6 +189,7 @@ func BenchmarkLoopback(b *testing.B) {
 		timed(&mp, &mpCPU, func() time.Duration { return multipathLoopback(b, pair, loopbackBytes) })
 		timed(&q, &qCPU, func() time.Duration { return quicLoopback(b, pair, loopbackBytes, false) })
 		timed(&qt, &qtCPU, func() time.Duration { return quicLoopback(b, pair, loopbackBytes, true) })
+		timed(&q2, &q2CPU, func() time.Duration { return quic2Loopback(b, pair, loopbackBytes) })
 	}
 	mbps := func(d time.Duration) float64 { return float64(b.N) * loopbackBytes * 8 / d.Seconds() / 1e6 }
 	b.ReportMetric(mbps(mp), "mp-Mbit/s")
@@ -156,6 +197,7 @@ func BenchmarkLoopback(b *testing.B) {
 	b.ReportMetric(mbps(qt), "quic-traced-Mbit/s")
 	b.ReportMetric(mbps(mp)/mbps(q), "mp/quic")
 	b.ReportMetric(mbps(mp)/mbps(qt), "mp/quic-traced")
+	b.ReportMetric(mbps(q2)/mbps(q), "quic2/quic")
 	if mpCPU > 0 {
 		perSeg := func(d time.Duration) float64 {
 			return d.Seconds() * 1e6 / float64(b.N) / (loopbackBytes / segBytes)
@@ -163,6 +205,7 @@ func BenchmarkLoopback(b *testing.B) {
 		b.ReportMetric(perSeg(mpCPU), "mp-cpu-µs/seg")
 		b.ReportMetric(perSeg(qCPU), "quic-cpu-µs/seg")
 		b.ReportMetric(perSeg(qtCPU), "quic-traced-cpu-µs/seg")
+		b.ReportMetric(perSeg(q2CPU), "quic2-cpu-µs/seg")
 	}
 }
 
