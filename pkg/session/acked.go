@@ -68,7 +68,7 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 	if len(sn.segs) == 0 {
 		sn.segs = sn.segs[:0:0] // let the old backing array go
 	}
-	s.cond.Broadcast() // Session.Close waits for acknowledgements
+	s.closeWait.signal() // Session.Close waits for acknowledgements
 	poke(s.wake)
 	return nil
 }

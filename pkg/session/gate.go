@@ -85,3 +85,30 @@ type readGate struct {
 	gate
 	filled atomic.Int64 // bytes a frame wrote into the waiting Read's slice, not yet returned by it
 }
+
+// broadcast wakes every call waiting for one kind of change on the
+// session (stream credit for OpenStreamSync, acknowledgements for Close),
+// where a gate wakes one: a call takes the channel under s.mu (wait),
+// lets go of s.mu and receives on it; the change closes it (signal), and
+// the next wait makes a new one. Unlike a sync.Cond on Session.mu, the
+// call can select on its context and its timer as well, and a change with
+// no call waiting costs nothing.
+//
+// Bound: one channel, made only while a call waits. Guarded by Session.mu.
+type broadcast struct{ ch chan struct{} }
+
+// wait returns the channel the next signal closes. s.mu held.
+func (b *broadcast) wait() <-chan struct{} {
+	if b.ch == nil {
+		b.ch = make(chan struct{})
+	}
+	return b.ch
+}
+
+// signal wakes every call waiting. s.mu held; it never blocks.
+func (b *broadcast) signal() {
+	if b.ch != nil {
+		close(b.ch)
+		b.ch = nil
+	}
+}

@@ -335,3 +335,56 @@ func closeAfterResponse(t *testing.T, tc *testSession) <-chan error {
 	go func() { closed <- tc.s.Close() }()
 	return closed
 }
+
+// Close waits "as long as acknowledgements keep coming": without an Ack
+// for CloseTimeout it gives up, reports the bytes never acknowledged and
+// closes; an Ack that acknowledges nothing new does not count as
+// progress, one that does restarts the wait.
+func TestHarnessCloseTimesOutWithoutProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 2 * time.Second
+		tc := newTestSession(t, &Config{CloseTimeout: timeout}, harnessLink(5*time.Millisecond))
+		tc.writeFrames(0, dataFrame{ID: 0, Data: "request"})
+		st, err := tc.s.AcceptStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.wantAck("the request", 0, 1)
+		st.Write([]byte("first"))
+		var firstSeg uint64 // the segment that carries the first part
+		for {
+			f, _ := tc.readFrame(0)
+			if g, ok := f.(segmentFrame); ok {
+				firstSeg = g.Seq
+			}
+			if f == (dataFrame{ID: 0, Data: "first"}) {
+				break
+			}
+			if f == nil {
+				t.Fatal("the first part of the response was not sent")
+			}
+		}
+		st.Write([]byte("second"))
+		st.Close()
+		start := time.Now()
+		closed := make(chan error, 1)
+		go func() { closed <- tc.s.Close() }()
+		tc.advance(timeout / 2)
+		tc.writeFrames(0, ackFrame{Cum: firstSeg + 1}) // the first part only: progress at timeout/2
+		var err2 error
+		select {
+		case err2 = <-closed:
+		case <-time.After(3 * timeout):
+			t.Fatal("Close did not return")
+		}
+		el := time.Since(start)
+		if !errors.Is(err2, errCloseTimedOut) {
+			t.Fatalf("Close: %v, want the close timeout", err2)
+		}
+		// The Ack came at timeout/2 (plus its one-way delay): the wait ran
+		// from there.
+		if lo, hi := timeout/2+timeout, timeout/2+timeout+20*time.Millisecond; el < lo || el > hi {
+			t.Errorf("Close returned after %v, want %v-%v (CloseTimeout after the last progress)", el, lo, hi)
+		}
+	})
+}

@@ -441,3 +441,79 @@ func TestHarnessMaxStreamsNeverLowers(t *testing.T) {
 		}
 	})
 }
+
+// RFC 9000 §4.6: "Only streams with a stream ID less than (max_streams *
+// 4 + initial_stream_id_for_type) can be opened". Three OpenStreamSyncs
+// wait at the peer's limit of 1: the one whose context expires after 50
+// ms returns then with its context's error; MAX_STREAMS 3 wakes both of
+// the others at once, and each stream's data goes out; a fourth waiter
+// returns when the session ends. Nothing for a stream beyond the limit is
+// sent before.
+func TestHarnessOpenStreamSyncWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		params := peerParams
+		params.MaxStreams = 1
+		tc := newTestClientParams(t, nil, params)
+		if _, err := tc.s.OpenStream(); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		timedOut := make(chan time.Duration, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			if _, err := tc.s.OpenStreamSync(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("OpenStreamSync with a 50 ms context: %v, want context.DeadlineExceeded", err)
+			}
+			timedOut <- time.Since(start)
+		}()
+		opened := make(chan uint64, 2)
+		for _, data := range []string{"one", "two"} {
+			go func() {
+				st, err := tc.s.OpenStreamSync(context.Background())
+				if err != nil {
+					t.Error(err)
+					opened <- 0
+					return
+				}
+				st.Write([]byte(data))
+				opened <- st.ID()
+			}()
+		}
+		fs := tc.collect(100 * time.Millisecond)[0]
+		if el := <-timedOut; el != 50*time.Millisecond {
+			t.Errorf("the waiter with a 50 ms context returned after %v", el)
+		}
+		for _, id := range []uint64{4, 8} {
+			if data, fins := streamData(fs, id); len(data) > 0 || fins > 0 {
+				t.Fatalf("frames for stream %d beyond the peer's limit of 1: %v", id, data)
+			}
+		}
+		select {
+		case id := <-opened:
+			t.Fatalf("stream %d opened beyond the peer's limit", id)
+		default:
+		}
+		tc.writeFrames(0, maxStreamsFrame{Uni: false, Count: 3})
+		got := map[uint64]bool{<-opened: true, <-opened: true}
+		if !got[4] || !got[8] {
+			t.Fatalf("MAX_STREAMS 3 opened streams %v, want 4 and 8", got)
+		}
+		fs = tc.collect(100 * time.Millisecond)[0]
+		for _, id := range []uint64{4, 8} {
+			if data, _ := streamData(fs, id); len(data) == 0 {
+				t.Errorf("no data sent on stream %d after MAX_STREAMS", id)
+			}
+		}
+		ended := make(chan error, 1)
+		go func() {
+			_, err := tc.s.OpenStreamSync(context.Background())
+			ended <- err
+		}()
+		synctest.Wait()
+		tc.s.CloseWithError(0, "done")
+		if err := <-ended; err == nil {
+			t.Error("OpenStreamSync waiting when the session ended returned no error")
+		}
+	})
+}

@@ -158,7 +158,7 @@ func (s *Session) closeLocked(err error, code quic.ApplicationErrorCode) {
 	s.life.cancel(cause)
 	s.sample(s.now(), true)
 	close(s.done)
-	s.cond.Broadcast()
+	s.closeWait.signal()
 	s.streams.wakeAll()
 	var conns []*quic.Conn
 	var pto time.Duration

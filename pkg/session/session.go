@@ -441,7 +441,7 @@ type Session struct {
 	start    time.Time
 
 	mu         sessionMutex // sync.Mutex (lockcount_off.go)
-	cond       *sync.Cond   // signals stream readers and writers, and Close
+	closeWait  broadcast    // wakes Close, waiting for acknowledgements, at each Ack and at the session's end
 	slots      [sched.MaxPaths]*path
 	allPaths   []*path        // every path the session had, for Stats (bounded)
 	endPaths   []sched.PathID // the paths the session had when it ended (Paths after close; at most MaxPaths)
@@ -504,7 +504,6 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 	if q, ok := sch.(sched.Quick); ok {
 		s.quick = q.Quick()
 	}
-	s.cond = sync.NewCond(&s.mu)
 	s.streams.init(s, cfg, isClient)
 	if err := s.cc.init(cfg); err != nil {
 		return nil, err
@@ -605,15 +604,18 @@ func (s *Session) Close() error {
 			timedOut = true
 			break
 		}
-		if timer != nil {
-			timer.Stop()
+		if timer == nil {
+			timer = time.NewTimer(lastT.Add(s.cfg.CloseTimeout).Sub(now))
+		} else {
+			timer.Reset(lastT.Add(s.cfg.CloseTimeout).Sub(now))
 		}
-		timer = time.AfterFunc(lastT.Add(s.cfg.CloseTimeout).Sub(now), func() {
-			s.mu.Lock()
-			s.cond.Broadcast()
-			s.mu.Unlock()
-		})
-		s.cond.Wait()
+		acked := s.closeWait.wait()
+		s.mu.Unlock()
+		select {
+		case <-acked: // an Ack, or the session ended
+		case <-timer.C:
+		}
+		s.mu.Lock()
 	}
 	var err error
 	switch {

@@ -282,12 +282,6 @@ func (s *Session) OpenStreamSync(ctx context.Context) (*Stream, error) {
 // or the session ends.
 func (s *Session) openSync(ctx context.Context, k int) (*Stream, error) {
 	ls := &s.streams.local[k]
-	stop := context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		ls.cond.Broadcast()
-		s.mu.Unlock()
-	})
-	defer stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -298,7 +292,14 @@ func (s *Session) openSync(ctx context.Context, k int) (*Stream, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		ls.cond.Wait()
+		credit := ls.credit.wait()
+		s.mu.Unlock()
+		select {
+		case <-credit: // more credit, or the session ended
+		case <-ctx.Done():
+		}
+		s.handoffs.add()
+		s.mu.Lock()
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // stream (which the peer's connection window bounds), as a stream is
 // cancelled, and when a session ends. A waiting Write holds nothing that
 // other Writes, the framer or the receive side need: it waits on its
-// stream's condition variable with Session.mu released, and the budget's
+// stream's write gate (gate.go) with Session.mu released, and the budget's
 // own lock is never held while a Session.mu is taken.
 
 // roomWake is the least room, bytes, whose return wakes Writes waiting for a

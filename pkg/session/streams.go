@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
@@ -70,9 +69,9 @@ type streamSet struct {
 
 // localStreams is the credit for one type of the streams this end opens.
 type localStreams struct {
-	next  uint64    // index of the next stream we open
-	limit uint64    // we may open indices below it (the peer's credit)
-	cond  sync.Cond // on Session.mu: wakes OpenStreamSync / OpenUniStreamSync
+	next   uint64    // index of the next stream we open
+	limit  uint64    // we may open indices below it (the peer's credit)
+	credit broadcast // wakes OpenStreamSync / OpenUniStreamSync when limit rises or the session ends
 }
 
 // peerStreams is the credit and the accept queue for one type of the
@@ -96,7 +95,6 @@ func (ss *streamSet) init(s *Session, cfg Config, isClient bool) {
 	ss.byID = make(map[uint64]*Stream)
 	ss.isClient = isClient
 	for k, n := range [2]int{cfg.MaxStreams, cfg.MaxUniStreams} {
-		ss.local[k].cond.L = &s.mu
 		ss.peer[k].max = uint64(n)
 		ss.peer[k].limit = uint64(n)
 		ss.peer[k].signal = make(chan struct{}, 1)
@@ -303,7 +301,7 @@ func (ss *streamSet) markCtl(st *Stream, bits ctlBits) {
 func (ss *streamSet) maxStreamsReceived(k int, n uint64) {
 	if ls := &ss.local[k]; n > ls.limit {
 		ls.limit = n
-		ls.cond.Broadcast()
+		ls.credit.signal()
 	}
 }
 
@@ -320,7 +318,7 @@ func (ss *streamSet) wakeAll() {
 		st.wgate.signal()
 	}
 	for k := range ss.local {
-		ss.local[k].cond.Broadcast()
+		ss.local[k].credit.signal()
 	}
 }
 
