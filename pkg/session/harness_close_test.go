@@ -323,17 +323,25 @@ func TestHarnessWriteDuringCloseWaitSendsNothing(t *testing.T) {
 // then it starts the session's Close, whose result the channel returns.
 func closeAfterResponse(t *testing.T, tc *testSession) <-chan error {
 	t.Helper()
+	st := acceptRequest(t, tc)
+	st.Write([]byte("response"))
+	st.Close()
+	closed := make(chan error, 1)
+	go func() { closed <- tc.s.Close() }()
+	return closed
+}
+
+// acceptRequest has the peer send a request on stream 0, which the session
+// accepts and acknowledges, and returns the stream.
+func acceptRequest(t *testing.T, tc *testSession) *Stream {
+	t.Helper()
 	tc.writeFrames(0, dataFrame{ID: 0, Data: "request"})
 	st, err := tc.s.AcceptStream(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	tc.wantAck("the request", 0, 1)
-	st.Write([]byte("response"))
-	st.Close()
-	closed := make(chan error, 1)
-	go func() { closed <- tc.s.Close() }()
-	return closed
+	return st
 }
 
 // Close waits "as long as acknowledgements keep coming": without an Ack
@@ -344,33 +352,19 @@ func TestHarnessCloseTimesOutWithoutProgress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const timeout = 2 * time.Second
 		tc := newTestSession(t, &Config{CloseTimeout: timeout}, harnessLink(5*time.Millisecond))
-		tc.writeFrames(0, dataFrame{ID: 0, Data: "request"})
-		st, err := tc.s.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc.wantAck("the request", 0, 1)
+		st := acceptRequest(t, tc)
 		st.Write([]byte("first"))
-		var firstSeg uint64 // the segment that carries the first part
-		for {
-			f, _ := tc.readFrame(0)
-			if g, ok := f.(segmentFrame); ok {
-				firstSeg = g.Seq
-			}
-			if f == (dataFrame{ID: 0, Data: "first"}) {
-				break
-			}
-			if f == nil {
-				t.Fatal("the first part of the response was not sent")
-			}
-		}
+		tc.wantRecord("the first part of the response", 0, dataFrame{ID: 0, Data: "first"})
+		tc.mu.Lock()
+		firstPart := tc.nextSeg // acknowledges the segments seen so far: the first part's
+		tc.mu.Unlock()
 		st.Write([]byte("second"))
 		st.Close()
 		start := time.Now()
 		closed := make(chan error, 1)
 		go func() { closed <- tc.s.Close() }()
 		tc.advance(timeout / 2)
-		tc.writeFrames(0, ackFrame{Cum: firstSeg + 1}) // the first part only: progress at timeout/2
+		tc.writeFrames(0, ackFrame{Cum: firstPart}) // the first part only: progress at timeout/2
 		var err2 error
 		select {
 		case err2 = <-closed:

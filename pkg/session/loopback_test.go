@@ -21,11 +21,16 @@ import (
 const loopbackBytes = 64 << 20
 
 func udp(b *testing.B) *net.UDPConn {
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	c, err := listenLoopback()
 	if err != nil {
 		b.Fatal(err)
 	}
 	return c
+}
+
+// listenLoopback opens a UDP socket on 127.0.0.1, on a free port.
+func listenLoopback() (*net.UDPConn, error) {
+	return net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 }
 
 // multipathLoopback moves n bytes server→client over a 2-path session on
@@ -108,7 +113,7 @@ func quicTransfer(pair *certs.Pair, n int64, traced bool) (time.Duration, error)
 	if traced {
 		qc = &quic.Config{Tracer: func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace { return nopTrace{} }}
 	}
-	sc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	sc, err := listenLoopback()
 	if err != nil {
 		return 0, err
 	}
@@ -133,7 +138,7 @@ func quicTransfer(pair *certs.Pair, n int64, traced bool) (time.Duration, error)
 		<-c.Context().Done()
 	}()
 	start := time.Now()
-	cc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	cc, err := listenLoopback()
 	if err != nil {
 		return 0, err
 	}
