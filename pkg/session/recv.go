@@ -238,7 +238,8 @@ func (s *Session) ackPathLocked() *path {
 // report is due at now, and when the next one will be (zero: none until
 // something arrives).
 //
-// A report covers one ReportInterval in which segments arrived, or in
+// A report covers one ReportInterval (reportIntervalLocked: shorter with
+// Config.ReportPerMinRTT) in which segments arrived, or in
 // which data waited for a missing segment (its head-of-line time is the
 // news). An interval in which neither happened is not reported, and no
 // timer runs while nothing arrives: an idle session sends no reports. The
@@ -247,7 +248,7 @@ func (s *Session) ackPathLocked() *path {
 // last report, so that its goodput is not averaged over the idle time.
 func (s *Session) reportDueLocked(now time.Time) (due bool, next time.Time) {
 	r := &s.rcv
-	iv := s.cfg.ReportInterval
+	iv := s.reportIntervalLocked()
 	if iv <= 0 {
 		return false, time.Time{}
 	}

@@ -143,6 +143,7 @@ type Config struct {
 	MaxStreamWindow int                    // largest receive window of one stream, bytes (≤ 2/3 of RecvWindow, the default: see maxStreamWindow)
 	AckDelay        time.Duration          // longest wait before acknowledging received segments
 	ReportInterval  time.Duration          // receiver report period; negative disables reports; an interval in which nothing arrived is not reported
+	ReportPerMinRTT bool                   // with reports on: report once per the smallest MinRTT this end's paths measure when that is shorter than ReportInterval (at least every MinReportInterval), as EdAR's receiver observes once per decision interval (report.go)
 	SeriesInterval  time.Duration          // sampling step of the metrics time series
 	FailureTimeout  time.Duration          // floor of the no-progress time before a path is potentially failed
 	CloseTimeout    time.Duration          // longest graceful Close waits without acknowledgement progress
