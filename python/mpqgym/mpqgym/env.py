@@ -92,13 +92,15 @@ class MpqEnv(gym.Env):
 
     def __init__(self, scenario="hetero-2path", *, scenario_file=None, edar=False, slots=None,
                  reward="edar", alpha=None, beta=None, goodput_scale=None, receive_buffer=None,
-                 report_interval_ms=None, max_seconds=None, max_steps=None, max_bytes=None,
+                 report_interval_ms=None, fixed_report_interval=False, max_seconds=None, max_steps=None, max_bytes=None,
                  opportunistic=False, step_timeout=60.0, binary=None):
         if not (callable(reward) or reward in REWARDS):
             raise ValueError(f"reward must be one of {REWARDS} or a callable, not {reward!r}")
         self.scenario, self.scenario_file = scenario, scenario_file
         self.reward_mode = reward
         opts = {"edar": bool(edar), "opportunistic": bool(opportunistic)}
+        if fixed_report_interval:
+            opts["fixed_report_interval"] = True
         for k, v in (("slots", slots), ("alpha", alpha), ("beta", beta), ("goodput_scale", goodput_scale),
                      ("receive_buffer", receive_buffer), ("report_interval_ms", report_interval_ms),
                      ("max_seconds", max_seconds), ("max_steps", max_steps), ("max_bytes", max_bytes)):
