@@ -51,8 +51,7 @@ import (
 // DefaultReportInterval is the receiver-report period used for EdAR flows:
 // shorter than every TI of settings i-v (TI = min RTT ≥ 40 ms), so nearly
 // every TI gets a report to attribute (the session default of 100 ms would
-// leave most TIs without one). On paths whose smallest RTT is shorter, the
-// receiver reports once per that RTT (session.Config.ReportPerMinRTT).
+// leave most TIs without one).
 const DefaultReportInterval = 20 * time.Millisecond
 
 type flowSpec struct {
@@ -236,7 +235,7 @@ func collect(s flowSpec) (rec flowRecord) {
 		made = append(made, rs)
 		return rs
 	}
-	cfg := session.Config{ReportInterval: *reportInt, ReportPerMinRTT: true}
+	cfg := session.Config{ReportInterval: *reportInt}
 	r.SessionConfig = &cfg
 	res, _, terr := bench.Transfer(context.Background(), r)
 	var st edar.Stats

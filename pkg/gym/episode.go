@@ -87,7 +87,7 @@ func episode(c *conn, q *Request) (pending []byte, err error) {
 		cfg = *run.SessionConfig
 	}
 	cfg.ReportInterval = o.reportInterval()
-	cfg.ReportPerMinRTT = !o.FixedReportInterval
+	cfg.ReportPerMinRTT = o.ReportPerMinRTT
 	cfg.OpportunisticReinjection = o.Opportunistic
 	run.SessionConfig = &cfg
 	if run.Timed == 0 {

@@ -305,3 +305,44 @@ func TestBadScenario(t *testing.T) {
 		t.Errorf("bad JSON: %+v", e)
 	}
 }
+
+// Options.ReportPerMinRTT: hetero-2path's decision interval is its 10 ms
+// path's RTT, half the 20 ms report period, so with the fixed period about
+// every other step ends without a report (no reward), and with a report
+// per minimum RTT nearly every step has one. (EdAR §IV.B.3: "At each TI,
+// the receiver observes ...".)
+func TestReportPerMinRTT(t *testing.T) {
+	withReport := func(perRTT bool) (steps, reported int) {
+		a := startAgent(t)
+		q := Request{Scenario: "hetero-2path", Seed: 1, Options: Options{MaxBytes: 4 << 20, ReportPerMinRTT: perRTT}}
+		a.sendJSON(CmdReset, q)
+		l := NewLayout(2, false)
+		col := l.Arrays["report"].Offset // "reports", the report array's first column
+		a.expect(RepObs)
+		for {
+			a.step(0b11, 0)
+			p := a.expect(RepObs)
+			o := parseObs(t, &l, p)
+			if o.flags != 0 {
+				a.expect(RepJSON)
+				break
+			}
+			if o.step > 10 { // past slow start and the first RTT samples
+				steps++
+				if math.Float64frombits(binary.LittleEndian.Uint64(p[col:])) > 0 {
+					reported++
+				}
+			}
+		}
+		a.send(CmdQuit, nil)
+		return steps, reported
+	}
+	n, r := withReport(false)
+	if n < 50 || float64(r) > 0.75*float64(n) {
+		t.Errorf("fixed 20 ms reports: %d of %d steps with a report, want at most 75%%", r, n)
+	}
+	n, r = withReport(true)
+	if n < 50 || float64(r) < 0.95*float64(n) {
+		t.Errorf("a report per minimum RTT: %d of %d steps with a report, want at least 95%%", r, n)
+	}
+}

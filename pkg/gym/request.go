@@ -39,15 +39,16 @@ type Options struct {
 	GoodputScale  float64 `json:"goodput_scale,omitempty"`  // bytes/s that make V_g = 1
 	ReceiveBuffer uint64  `json:"receive_buffer,omitempty"` // B_t of V_o, bytes
 	// ReportIntervalMs is the receiver's report period, ms; default 20
-	// (below every TI of EdAR's scenarios, as cmd/edar-collect uses). On
-	// paths whose smallest RTT is shorter, the receiver reports once per
-	// that RTT, one report per decision interval (session.Config.ReportPerMinRTT),
-	// unless FixedReportInterval is set.
+	// (below every TI of EdAR's scenarios, as cmd/edar-collect uses).
 	ReportIntervalMs float64 `json:"report_interval_ms,omitempty"`
-	// FixedReportInterval reports every ReportIntervalMs whatever the
-	// paths' RTTs, as before 29 Nov 2026: a decision interval shorter than
-	// it then often ends without a report, so without a reward.
-	FixedReportInterval bool `json:"fixed_report_interval,omitempty"`
+	// ReportPerMinRTT makes the receiver report once per the smallest RTT
+	// of its paths when that is shorter than ReportIntervalMs
+	// (session.Config.ReportPerMinRTT), so that each decision interval, one
+	// minimum RTT, gets a report and a reward. Off by default: with the
+	// fixed period a TI shorter than it often ends without a report (no
+	// reward), as the shipped EdAR model was trained
+	// (docs/edar-generalisation.md, "Reports once per TI").
+	ReportPerMinRTT bool `json:"report_per_min_rtt,omitempty"`
 	// MaxSeconds truncates the episode at the first boundary this many
 	// virtual seconds after its start; a timed scenario ends at its
 	// duration anyway.

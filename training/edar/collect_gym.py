@@ -118,6 +118,9 @@ def main(argv=None):
     ap.add_argument("--space", type=int, default=0, help="flows drawn from space.py's training space (0: --settings)")
     ap.add_argument("--switch-every", type=float, default=0, help="mean TIs between mode redraws (0: fixed per flow)")
     ap.add_argument("--max-seconds", type=float, default=30, help="virtual-time limit of a --space flow, s")
+    ap.add_argument("--report-per-ti", action="store_true",
+                    help="the receiver reports once per TI (mpqgym's report_per_min_rtt) instead of every 20 ms; "
+                         "not how the shipped model was collected (docs/edar-generalisation.md)")
     a = ap.parse_args(argv)
     todo = [f for f in plan(a) if not os.path.exists(f.path)]
     print(f"collect_gym: {len(todo)} flows to run through mpqgym ({a.procs} at once)", file=sys.stderr, flush=True)
@@ -127,7 +130,8 @@ def main(argv=None):
         os.makedirs(os.path.join(a.out, sid), exist_ok=True)
     slots = 3 if a.space else 2  # settings i-v have two paths, the space 2-3
     first = {"scenario_file": todo[0].scenario_file} if a.space else {"scenario": f"edar-setting-{todo[0].setting}"}
-    envs = [mpqgym.make(**first, edar=True, slots=slots, step_timeout=600) for _ in range(a.procs)]
+    envs = [mpqgym.make(**first, edar=True, slots=slots, step_timeout=600, report_per_min_rtt=a.report_per_ti)
+            for _ in range(a.procs)]
     manifest = open(os.path.join(a.out, "manifest.jsonl"), "a")
     t0 = time.time()
     queue = list(todo)

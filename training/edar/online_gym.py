@@ -104,6 +104,8 @@ def main(argv=None):
                     help="act on and write the target network θ' (default) or the online network θ (Algorithm 2 line 21)")
     ap.add_argument("--learn-start", type=int, default=0,
                     help="train only once the replay holds this many transitions (0: after every flow, as before)")
+    ap.add_argument("--report-per-ti", action="store_true",
+                    help="the receiver reports once per TI (mpqgym's report_per_min_rtt) instead of every 20 ms")
     a = ap.parse_args(argv)
     t0 = time.time()
     scenarios, opts = FAMILIES[a.family]
@@ -118,7 +120,8 @@ def main(argv=None):
     pool = jnp.arange(a.replay)
     rng = np.random.default_rng(a.seed)
     key = jax.random.PRNGKey(a.seed)
-    envs = [mpqgym.make(**_scenario(scenarios[0]), edar=True, slots=slots, step_timeout=600) for _ in range(P)]
+    envs = [mpqgym.make(**_scenario(scenarios[0]), edar=True, slots=slots, step_timeout=600,
+                        report_per_min_rtt=a.report_per_ti) for _ in range(P)]
     queue, cur, log = list(flows), [None] * P, []
     explored = decisions = redundant = 0
 

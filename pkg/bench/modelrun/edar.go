@@ -59,9 +59,7 @@ const (
 	// onlineReportInterval is the receiver-report period of EdAR-o runs,
 	// bytes-free: shorter than every TI of the EdAR scenarios (≥ 40 ms), so
 	// nearly every TI gets a reward (the session default of 100 ms would
-	// drop most transitions); the same period cmd/edar-collect uses. On
-	// paths whose smallest RTT is shorter the receiver reports once per
-	// that RTT (session.Config.ReportPerMinRTT), once per TI.
+	// drop most transitions); the same period cmd/edar-collect uses.
 	onlineReportInterval = 20 * time.Millisecond
 	// replayCapacity is the replay store size per process, transitions
 	// (about 2.3 KiB each in memory, 608 bytes spooled).
@@ -228,11 +226,11 @@ func configureEdarOnline(r *bench.Run, j Spec, model string, reward edar.RewardC
 		}
 		eps = e
 	}
-	cfg := session.Config{}
+	cfg := session.Config{ReportInterval: onlineReportInterval}
 	if r.SessionConfig != nil {
 		cfg = *r.SessionConfig
+		cfg.ReportInterval = onlineReportInterval
 	}
-	cfg.ReportInterval, cfg.ReportPerMinRTT = onlineReportInterval, true
 	r.SessionConfig = &cfg
 	var srv atomic.Pointer[edar.Locked] // set on the server's goroutine, read on the client's reader
 	r.NewServerScheduler = func() sched.Scheduler {

@@ -74,7 +74,10 @@ class MpqEnv(gym.Env):
     during the step's TI (EdAR's, α = 1, β = 0.5); "goodput" V_g only; or a
     callable f(obs, info) -> float. The reports of a TI mostly describe data
     sent one TI earlier (one RTT), so the reward of a step mostly credits the
-    previous action, as EdAR's trainer assumes.
+    previous action, as EdAR's trainer assumes. The receiver reports every
+    report_interval_ms (20); a TI shorter than that may end without a report
+    (no reward) unless report_per_min_rtt=True, which makes it report once
+    per the smallest RTT of its paths.
 
     Episode: one transfer of the scenario; terminated when it completes,
     truncated at a timed scenario's end, at max_seconds or max_steps, or if the
@@ -92,15 +95,15 @@ class MpqEnv(gym.Env):
 
     def __init__(self, scenario="hetero-2path", *, scenario_file=None, edar=False, slots=None,
                  reward="edar", alpha=None, beta=None, goodput_scale=None, receive_buffer=None,
-                 report_interval_ms=None, fixed_report_interval=False, max_seconds=None, max_steps=None, max_bytes=None,
+                 report_interval_ms=None, report_per_min_rtt=False, max_seconds=None, max_steps=None, max_bytes=None,
                  opportunistic=False, step_timeout=60.0, binary=None):
         if not (callable(reward) or reward in REWARDS):
             raise ValueError(f"reward must be one of {REWARDS} or a callable, not {reward!r}")
         self.scenario, self.scenario_file = scenario, scenario_file
         self.reward_mode = reward
         opts = {"edar": bool(edar), "opportunistic": bool(opportunistic)}
-        if fixed_report_interval:
-            opts["fixed_report_interval"] = True
+        if report_per_min_rtt:
+            opts["report_per_min_rtt"] = True
         for k, v in (("slots", slots), ("alpha", alpha), ("beta", beta), ("goodput_scale", goodput_scale),
                      ("receive_buffer", receive_buffer), ("report_interval_ms", report_interval_ms),
                      ("max_seconds", max_seconds), ("max_steps", max_steps), ("max_bytes", max_bytes)):
