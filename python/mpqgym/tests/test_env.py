@@ -195,3 +195,27 @@ def test_every_library_scenario():
             assert term or trunc, name
         finally:
             env.close()
+
+
+def test_report_per_min_rtt():
+    """hetero-2path's TI is its 10 ms path's RTT, half the receiver's 20 ms
+    report period: with report_per_min_rtt=True nearly every step carries a
+    report (EdAR §IV.B.3: "At each TI, the receiver observes ..."), without
+    it about every other one."""
+    def share(**kw):
+        env = mpqgym.make("hetero-2path", max_bytes=4 << 20, **kw)
+        try:
+            env.reset(seed=1)
+            steps = reported = 0
+            while True:
+                _, _, term, trunc, info = env.step(np.array([1, 1, 0]))
+                if term or trunc:
+                    return reported / steps
+                if info["step"] > 10:
+                    steps += 1
+                    reported += info["reports"] > 0
+        finally:
+            env.close()
+
+    assert share() <= 0.75
+    assert share(report_per_min_rtt=True) >= 0.95
