@@ -32,17 +32,3 @@ func (s *Session) reportIntervalLocked() time.Duration {
 	}
 	return max(iv, MinReportInterval)
 }
-
-// minRTTLocked is the smallest RTT quic-go has measured on p (0 before the
-// first sample); s.mu is held.
-func (p *path) minRTTLocked() time.Duration {
-	if t := p.tr; t != nil {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		return t.minRTT
-	}
-	if p.conn == nil {
-		return 0
-	}
-	return p.conn.ConnectionStats().MinRTT
-}

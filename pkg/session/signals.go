@@ -187,6 +187,20 @@ func (p *path) rttLocked() (srtt, rttVar time.Duration) {
 	return st.SmoothedRTT, st.MeanDeviation
 }
 
+// minRTTLocked is the smallest RTT quic-go has measured on p (0 before the
+// first sample); s.mu is held.
+func (p *path) minRTTLocked() time.Duration {
+	if t := p.tr; t != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.minRTT
+	}
+	if p.conn == nil {
+		return 0
+	}
+	return p.conn.ConnectionStats().MinRTT
+}
+
 // cwndLocked is quic-go's congestion window of p, bytes, with its smoothed
 // RTT; s.mu is held.
 func (p *path) cwndLocked() (uint64, time.Duration) {
