@@ -181,18 +181,20 @@ func TestHarnessConnectionCreditNotReturnedEarly(t *testing.T) {
 func TestHarnessIdleAfterTransfer(t *testing.T) {
 	for _, side := range harnessSides {
 		for _, npaths := range []int{1, 2} {
-			t.Run(fmt.Sprintf("%s/%dpaths", side.name, npaths), func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) {
-					idleAfterTransfer(t, side.new, side.peerStream, npaths)
+			for _, perRTT := range []bool{false, true} { // with reports once per min RTT too (report.go)
+				t.Run(fmt.Sprintf("%s/%dpaths/perMinRTT=%v", side.name, npaths, perRTT), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						idleAfterTransfer(t, side.new, side.peerStream, npaths, perRTT)
+					})
 				})
-			})
+			}
 		}
 	}
 }
 
-func idleAfterTransfer(t *testing.T, newTC func(*testing.T, *Config, ...emu.PathSpec) *testSession, id uint64, npaths int) {
+func idleAfterTransfer(t *testing.T, newTC func(*testing.T, *Config, ...emu.PathSpec) *testSession, id uint64, npaths int, perMinRTT bool) {
 	specs := []emu.PathSpec{harnessLink(5 * time.Millisecond), harnessLink(15 * time.Millisecond)}[:npaths]
-	tc := newTC(t, &Config{ReportInterval: DefaultReportInterval}, specs...)
+	tc := newTC(t, &Config{ReportInterval: DefaultReportInterval, ReportPerMinRTT: perMinRTT}, specs...)
 	tc.writeFrames(0, dataFrame{ID: id, Data: "GET /"}, finFrame{ID: id})
 	st, err := tc.s.AcceptStream(context.Background())
 	if err != nil {
