@@ -260,8 +260,9 @@ type Reinjector interface {
 // locks, which saves it a release and a re-acquisition per decision; the
 // calls are still serialized as described above. A scheduler that runs a
 // model, or whose cost grows with its history, must return false or not
-// implement Quick: the transport then calls it with its locks released, so
-// that a slow decision holds up no receiver. A type that embeds a Quick
+// implement Quick: the transport then calls it with its locks released and
+// on a goroutine of its own (pkg/session's decider), so that a slow
+// decision holds up no receiver, no Ack and no timer. A type that embeds a Quick
 // scheduler and makes its calls slower must override Quick to return
 // false. The transport asks once, when it creates the scheduler.
 type Quick interface {

@@ -63,8 +63,9 @@ var readWoke func(st *Stream)
 type loopID uint8
 
 const (
-	loopSend loopID = iota // sendPass
-	loopAck                // ackPass
+	loopSend   loopID = iota // sendPass
+	loopAck                  // ackPass
+	loopDecide               // the decider's scheduling round (decider.go)
 )
 
 // wakeReason is why a loop woke.

@@ -61,11 +61,12 @@ type capture struct {
 }
 
 // wakeCount counts a session's loop wake-ups: [loop][reason].
-type wakeCount [2][2]int
+type wakeCount [3][2]int
 
 func (w wakeCount) String() string {
-	return fmt.Sprintf("send pass %d poked + %d timer, ack pass %d poked + %d timer",
-		w[loopSend][wokePoked], w[loopSend][wokeTimer], w[loopAck][wokePoked], w[loopAck][wokeTimer])
+	return fmt.Sprintf("send pass %d poked + %d timer, ack pass %d poked + %d timer, decider %d poked + %d timer",
+		w[loopSend][wokePoked], w[loopSend][wokeTimer], w[loopAck][wokePoked], w[loopAck][wokeTimer],
+		w[loopDecide][wokePoked], w[loopDecide][wokeTimer])
 }
 
 // startCapture installs the hooks until the test ends.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mpqsched/mpqsched/pkg/emu"
 	"github.com/mpqsched/mpqsched/pkg/wire"
+	"github.com/mpqsched/mpqsched/sched"
 )
 
 // idleLink is the path of the idle tests: 50 Mbit/s, 10 ms RTT.
@@ -30,13 +31,13 @@ type idleResult struct {
 // the acknowledgements to finish, then records for idle what each end sends
 // and how often its loops wake. It returns the client's and the server's
 // figures.
-func idlePair(t *testing.T, c *capture, npaths int, settle, idle time.Duration) (cli, srv idleResult) {
+func idlePair(t *testing.T, c *capture, npaths int, cfg *Config, settle, idle time.Duration) (cli, srv idleResult) {
 	synctest.Test(t, func(t *testing.T) {
 		specs := make([]emu.PathSpec, npaths)
 		for i := range specs {
 			specs[i] = emu.PathSpec{Up: idleLink, Down: idleLink}
 		}
-		tb := newTestbedOn(t, 1, nil, npaths > 1, specs...)
+		tb := newTestbedOn(t, 1, cfg, npaths > 1, specs...)
 		defer tb.close()
 		requestResponse(t, tb, 100, 1000)
 		time.Sleep(settle)
@@ -107,13 +108,20 @@ func TestIdleSessionSendsNothing(t *testing.T) {
 	const idle = 10 * time.Minute
 	defer wantNoPastDeadlines(t, pastDeadlineCounts())
 	for _, npaths := range []int{1, 2} {
-		t.Run(fmt.Sprintf("%dpaths", npaths), func(t *testing.T) { idleSendsNothing(t, npaths, idle) })
+		t.Run(fmt.Sprintf("%dpaths", npaths), func(t *testing.T) { idleSendsNothing(t, npaths, nil, idle) })
 	}
+	// A scheduler that is not sched.Quick decides on the decider
+	// (decider.go), which must sleep too.
+	notQuick := &Config{NewScheduler: func() sched.Scheduler {
+		m, _ := sched.New("minrtt")
+		return struct{ sched.Scheduler }{m} // hides minRTT's Quick
+	}}
+	t.Run("2paths-not-quick", func(t *testing.T) { idleSendsNothing(t, 2, notQuick, idle) })
 }
 
-func idleSendsNothing(t *testing.T, npaths int, idle time.Duration) {
+func idleSendsNothing(t *testing.T, npaths int, cfg *Config, idle time.Duration) {
 	c := startCapture(t)
-	cli, srv := idlePair(t, c, npaths, 5*time.Second, idle)
+	cli, srv := idlePair(t, c, npaths, cfg, 5*time.Second, idle)
 	for _, end := range []struct {
 		name string
 		r    idleResult
@@ -140,6 +148,9 @@ func idleSendsNothing(t *testing.T, npaths int, idle time.Duration) {
 		}
 		if got := r.wakes[loopAck][wokePoked] + r.wakes[loopAck][wokeTimer]; got > 0 {
 			t.Errorf("%d paths, %s: the ack pass woke %d times in %v idle, want none", npaths, end.name, got, idle)
+		}
+		if got := r.wakes[loopDecide][wokePoked] + r.wakes[loopDecide][wokeTimer]; got > 0 {
+			t.Errorf("%d paths, %s: the decider woke %d times in %v idle, want none", npaths, end.name, got, idle)
 		}
 		// quic-go's keep-alives: the client's PING per defaultKeepAlive
 		// (15 s) and its ACK, per path, give or take (a Listener sends none

@@ -12,7 +12,9 @@ import (
 //
 //   - the send pass (sendPass) runs the path checks, loss detection,
 //     timeouts, probes and the scheduler whenever something changed
-//     (s.wake: a Write, an Ack, a path event);
+//     (s.wake: a Write, an Ack, a path event); a scheduler that is not
+//     sched.Quick decides beside the loop instead, on the decider
+//     (decider.go), which the send pass pokes;
 //   - the ack pass (ackPass) sends the Ack when one is due and a receiver
 //     report at the end of a report interval (s.ackWake: a segment
 //     arrived, the application read).
@@ -108,11 +110,12 @@ type sendPassState struct {
 func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 	d := deadline{now: s.now()}
 	now := d.now
-	s.snd.schedMu.Lock() // before s.mu (obsqueue.go)
+	if s.quick {
+		s.snd.schedMu.Lock() // before s.mu (obsqueue.go)
+	}
 	s.mu.Lock()
 	if s.closed {
-		s.mu.Unlock()
-		s.snd.schedMu.Unlock()
+		s.unlockPass()
 		return time.Time{}, false
 	}
 	d.add(timerPaths, s.checkPathsLocked(now))
@@ -120,8 +123,7 @@ func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 	s.ccLossesLocked()
 	d.add(timerTimeouts, s.timeoutsLocked(now))
 	if s.closed {
-		s.mu.Unlock()
-		s.snd.schedMu.Unlock()
+		s.unlockPass()
 		return time.Time{}, false
 	}
 	// Probing before scheduling: a path whose first packet after a long
@@ -132,24 +134,32 @@ func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 	var pingNext time.Time
 	st.pings, st.rejoins, pingNext = s.probeLocked(now, st.pings[:0], st.rejoins[:0])
 	d.add(timerProbe, pingNext)
-	s.setRoomWakes(true)                        // before the scheduler reads the windows
-	d.add(timerSchedule, s.scheduleLocked(now)) // releases s.mu while the scheduler decides
-	if s.closed {
-		s.mu.Unlock()
-		s.snd.schedMu.Unlock()
-		return time.Time{}, false
+	if s.quick {
+		s.setRoomWakes(true)                        // before the scheduler reads the windows
+		d.add(timerSchedule, s.scheduleLocked(now)) // a Quick scheduler decides with s.mu held
+		if s.closed {
+			s.unlockPass()
+			return time.Time{}, false
+		}
+	} else if !s.drainedLocked() || len(s.snd.obsq.evs) > 0 {
+		poke(s.dec.wake) // the scheduler decides beside the loop (decider.go)
 	}
 	probe, probeNext := s.ackProbeLocked(now)
 	d.add(timerAckProbe, probeNext)
-	if s.drainedLocked() {
-		s.setRoomWakes(false)
+	var observed bool
+	if s.quick {
+		if s.drainedLocked() {
+			s.setRoomWakes(false)
+		}
+		observed = s.snd.obsq.takeLocked()
 	}
-	observed := s.snd.obsq.takeLocked()
 	s.mu.Unlock()
 	if observed {
 		s.obsDeliver() // what this round learned; later events wake the loop again
 	}
-	s.snd.schedMu.Unlock()
+	if s.quick {
+		s.snd.schedMu.Unlock()
+	}
 	if probe != nil {
 		_ = probe.sendDatagram([]byte{wire.TypeAckReq})
 	}
@@ -163,6 +173,15 @@ func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 		go func() { defer s.wg.Done(); s.rejoinPath(p) }()
 	}
 	return d.at, true
+}
+
+// unlockPass releases what the send pass took: s.mu, and schedMu for a
+// Quick scheduler.
+func (s *Session) unlockPass() {
+	s.mu.Unlock()
+	if s.quick {
+		s.snd.schedMu.Unlock()
+	}
 }
 
 // ackPassState is what the ack pass keeps from one pass to the next:

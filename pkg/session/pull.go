@@ -199,8 +199,13 @@ func (s *Session) writeLoop(p *path) {
 // loop holds it, maybe with a snapshot from before the pull), in which case
 // the send pass decides. A deadline the scheduler asks for (RetryAt, the
 // opportunistic reinjection's) is the send pass's to keep, so it is poked
-// then too.
+// then too. A scheduler that is not sched.Quick decides on the decider
+// instead (decider.go), so that no path's writer waits for it.
 func (s *Session) decideOnPull(p *path) {
+	if !s.quick {
+		poke(s.dec.wake)
+		return
+	}
 	if !s.snd.schedMu.TryLock() {
 		poke(s.wake)
 		return

@@ -111,12 +111,18 @@ func TestSlowDecideBlocksNothingElse(t *testing.T) {
 		// Acks and new segments arrive while Decide is still blocked. (No
 		// virtual time passed since Decide began.)
 		ackedBefore := tb.cli.Stats().Paths[0].BytesAcked
+		peerAckedBefore := tb.srv.Stats().Paths[0].BytesAcked
 		if _, err := peer.Write(down); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(500 * time.Millisecond)
 		if acked := tb.cli.Stats().Paths[0].BytesAcked; acked <= ackedBefore {
 			t.Errorf("no Ack processed while Decide blocked: %d bytes acked before, %d after", ackedBefore, acked)
+		}
+		// The client acknowledges what it receives meanwhile: its Acks
+		// are not the scheduler's to hold back either.
+		if acked := tb.srv.Stats().Paths[0].BytesAcked; acked <= peerAckedBefore {
+			t.Errorf("no Ack sent while Decide blocked: the peer had %d bytes acknowledged before, %d after", peerAckedBefore, acked)
 		}
 		st.SetReadDeadline(time.Now().Add(time.Second))
 		if _, err := io.ReadFull(st, got[:]); err != nil || !bytes.Equal(got[:], down) {

@@ -439,6 +439,7 @@ type Session struct {
 	robs     sched.ReceiverObserver // nil if it takes no receiver reports
 	reinj    sched.Reinjector       // nil if it does not re-inject when nothing new can be sent
 	quick    bool                   // the scheduler is sched.Quick: askLocked calls it with s.mu held
+	dec      decider                // where a scheduler that is not Quick decides (decider.go)
 	start    time.Time
 
 	mu         sessionMutex // sync.Mutex (lockcount_off.go)
@@ -505,6 +506,9 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 	if q, ok := sch.(sched.Quick); ok {
 		s.quick = q.Quick()
 	}
+	if !s.quick {
+		s.dec.wake = make(chan struct{}, 1) // before any goroutine that pokes it
+	}
 	s.streams.init(s, cfg, isClient)
 	if err := s.cc.init(cfg); err != nil {
 		return nil, err
@@ -519,6 +523,7 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 func (s *Session) run() {
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.loop() }()
+	s.runDecider()
 }
 
 // Scheduler returns the name of the session's scheduler.

@@ -1,0 +1,92 @@
+package session
+
+import "time"
+
+// The decider: where a scheduler that is not sched.Quick decides, beside
+// the loop (issue 30, stage 3; issue 19: a slow Decide holds back nothing
+// else).
+//
+// A Quick scheduler (every heuristic that ships here) decides inside the
+// loop's send pass, with Session.mu held. One that is not, EdAR's model
+// inference or a scheduler of a researcher's own, may take long, and the
+// loop must not wait for it: while the loop waited in Decide, this end sent
+// no Acks and no receiver reports for what it received, and ran none of
+// the sender's timers (loss detection, a failed path's reinjection, the
+// idle timeout). So for such a scheduler the send pass runs those timers
+// and then pokes the decider, a goroutine of the session that runs the
+// scheduling round (scheduleLocked, which releases Session.mu around each
+// Decide) and delivers the scheduler's queued observations. A path whose
+// writer finds it pulling pokes the decider too (decideOnPull).
+//
+// Bound: one goroutine per session, started only for a scheduler that is
+// not Quick, ended with the session; one wake channel of one element, and
+// a timer armed only while the scheduler asked to be asked again
+// (Decision.RetryAt, or the pull rule's retry: primeRetryLocked), so an
+// idle session's decider sleeps without one.
+type decider struct {
+	wake chan struct{} // capacity 1: a scheduling round is due
+}
+
+// runDecider starts the decider if s's scheduler is not sched.Quick.
+func (s *Session) runDecider() {
+	if s.quick {
+		return
+	}
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.deciderLoop() }()
+}
+
+// deciderLoop runs a scheduling round each time it is poked and at the
+// deadline the last round asked for, until the session closes.
+func (s *Session) deciderLoop() {
+	timer := newStoppedTimer()
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.dec.wake:
+			s.woke(loopDecide, wokePoked)
+		case <-timer.C:
+			s.woke(loopDecide, wokeTimer)
+		case <-s.done:
+			return
+		}
+		at, open := s.decideRound()
+		if !open {
+			return
+		}
+		armTimer(timer, at, s.now())
+	}
+}
+
+// decideRound runs the scheduler as the send pass runs a Quick one: with
+// the paths' room wakes on while it reads the windows, then the
+// observations it left queued delivered. It returns when to ask the
+// scheduler again (zero: when poked), and false once the session is
+// closed.
+func (s *Session) decideRound() (time.Time, bool) {
+	now := s.now()
+	s.snd.schedMu.Lock() // before s.mu (obsqueue.go)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.snd.schedMu.Unlock()
+		return time.Time{}, false
+	}
+	s.setRoomWakes(true)
+	retry := s.scheduleLocked(now) // releases s.mu while the scheduler decides
+	if s.closed {
+		s.mu.Unlock()
+		s.snd.schedMu.Unlock()
+		return time.Time{}, false
+	}
+	if s.drainedLocked() {
+		s.setRoomWakes(false)
+	}
+	observed := s.snd.obsq.takeLocked()
+	s.mu.Unlock()
+	if observed {
+		s.obsDeliver()
+	}
+	s.snd.schedMu.Unlock()
+	return retry, true
+}
