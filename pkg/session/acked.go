@@ -9,11 +9,9 @@ import (
 	"github.com/mpqsched/mpqsched/sched"
 )
 
-// ackReceived processes a connection-level acknowledgement.
-func (s *Session) ackReceived(a *wire.Ack) error {
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// ackReceivedLocked processes a connection-level acknowledgement at now;
+// Session.mu is held. An error is a connection error.
+func (s *Session) ackReceivedLocked(a *wire.Ack, now time.Time) error {
 	sn := &s.snd
 	if a.Cum > sn.nextSeq {
 		return fmt.Errorf("%w: ack for segment %d, only %d sent", ErrProtocol, a.Cum, sn.nextSeq)
@@ -69,7 +67,6 @@ func (s *Session) ackReceived(a *wire.Ack) error {
 		sn.segs = sn.segs[:0:0] // let the old backing array go
 	}
 	s.closeWait.signal() // Session.Close waits for acknowledgements
-	poke(s.wake)
 	return nil
 }
 

@@ -98,3 +98,14 @@ func TestAckCostProportionalToNewlyAcked(t *testing.T) {
 		t.Errorf("acknowledged %d bytes, want %d (each segment once)", s.snd.ackedBytes, ackWideSegments*1200)
 	}
 }
+
+// ackReceived processes a connection-level acknowledgement at once, as
+// the loop does with the Acks in its inbox (inbox.go), and wakes the send
+// pass.
+func (s *Session) ackReceived(a *wire.Ack) error {
+	s.mu.Lock()
+	err := s.ackReceivedLocked(a, s.now())
+	s.mu.Unlock()
+	poke(s.wake)
+	return err
+}

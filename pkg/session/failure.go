@@ -25,16 +25,6 @@ const sendErrQuiet = 200*time.Millisecond + 2*maxAckDelay
 // silenceReported takes the peer's report that nothing arrived on path id
 // for a while (it receives, this end sends): the path fails at once if it
 // holds undelivered data and made no progress either (checkPathsLocked).
-func (s *Session) silenceReported(id uint64) {
-	s.mu.Lock()
-	for _, p := range s.slots {
-		if p != nil && uint64(p.id) == id {
-			p.silentHint = s.now()
-		}
-	}
-	s.mu.Unlock()
-	poke(s.wake)
-}
 
 // checkPathsLocked marks paths that made no progress for several RTOs as
 // potentially failed and reinjects their data; a path that receives packets

@@ -114,6 +114,9 @@ func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 		s.snd.schedMu.Lock() // before s.mu (obsqueue.go)
 	}
 	s.mu.Lock()
+	if err := s.drainLocked(now); err != nil && !s.closed { // the paths' Acks and reports (inbox.go)
+		s.closeLocked(err, codeForErr(err))
+	}
 	if s.closed {
 		s.unlockPass()
 		return time.Time{}, false

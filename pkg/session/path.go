@@ -234,6 +234,9 @@ func (s *Session) datagramLoop(p *path) {
 			// datagram that came before it (its last Ack) was handled.
 			if ae, ok := peerCloseCode(err); ok {
 				s.mu.Lock()
+				if err := s.drainLocked(s.now()); err != nil { // the Acks that came before the close first
+					s.closeLocked(err, codeForErr(err))
+				}
 				s.peerClosedLocked(ae)
 				s.mu.Unlock()
 			}
@@ -275,12 +278,12 @@ func (s *Session) datagramReceived(p *path, d *datagramDecoder, b []byte) error 
 		if err := wire.ParseAck(b, &d.ack); err != nil {
 			return protocolErr(err)
 		}
-		return s.ackReceived(&d.ack)
+		return s.controlArrived(wire.TypeAck, &d.ack, nil, 0)
 	case wire.TypeAckReq:
 		if len(b) != 1 {
 			return protocolErr(errors.New("ack request with a payload"))
 		}
-		s.ackRequested()
+		return s.controlArrived(wire.TypeAckReq, nil, nil, 0)
 	case wire.TypePing:
 		if len(b) != 1 {
 			return protocolErr(errors.New("ping with a payload"))
@@ -290,14 +293,17 @@ func (s *Session) datagramReceived(p *path, d *datagramDecoder, b []byte) error 
 		if err != nil || 1+n != len(b) {
 			return protocolErr(errors.New("malformed silence report"))
 		}
-		s.silenceReported(id)
+		return s.controlArrived(wire.TypeSilent, nil, nil, id)
 	case wire.TypeAppDatagram:
 		return s.appDatagramReceived(b)
 	case wire.TypeReport:
 		if err := wire.ParseReport(b, &d.rep); err != nil {
 			return protocolErr(err)
 		}
-		s.reportReceived(&d.rep)
+		if s.robs == nil {
+			return nil // no scheduler reads reports
+		}
+		return s.controlArrived(wire.TypeReport, nil, &d.rep, 0)
 	default:
 		return protocolErr(errors.New("unknown datagram type"))
 	}

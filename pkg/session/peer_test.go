@@ -182,8 +182,8 @@ func TestAckCostBoundedByRanges(t *testing.T) {
 	var a wire.Ack
 	var buf []byte
 	for range 10_000 {
-		sp.s.ackRequested()
 		sp.s.mu.Lock()
+		sp.s.rcv.ackReqDue(sp.s.now()) // an AckReq, as the loop processes it (inbox.go)
 		buf = sp.s.buildAckLocked(buf[:0], &a)
 		sp.s.mu.Unlock()
 	}

@@ -304,8 +304,10 @@ func (s *Session) reportLocked(now time.Time, rep *wire.Report) *wire.Report {
 	return rep
 }
 
-// reportReceived hands the peer's receiver report to the scheduler.
-func (s *Session) reportReceived(w *wire.Report) {
+// reportReceivedLocked hands the peer's receiver report, received by now,
+// to the scheduler (through the observation queue, delivered by the send
+// pass); Session.mu is held.
+func (s *Session) reportReceivedLocked(now time.Time, w *wire.Report) {
 	if s.robs == nil {
 		return
 	}
@@ -318,28 +320,17 @@ func (s *Session) reportReceived(w *wire.Report) {
 		HoLBlocked:     time.Duration(w.HoLMicros) * time.Microsecond,
 		DuplicateBytes: w.DuplicateBytes,
 	}
-	s.mu.Lock()
-	s.obsReportLocked(s.now(), rep) // delivered by the send pass (obsqueue.go)
-	s.mu.Unlock()
-	poke(s.wake)
-}
-
-// ackRequested answers the peer's AckReq: its last Ack may have been lost.
-// At most one Ack per ackReqInterval answers AckReqs, however many come.
-func (s *Session) ackRequested() {
-	s.mu.Lock()
-	r := &s.rcv
-	r.ackReqDue(s.now())
-	s.mu.Unlock()
-	poke(s.ackWake)
+	s.obsReportLocked(now, rep) // delivered by the send pass (obsqueue.go)
 }
 
 // ackReqInterval is the least time between two Acks that answer AckReqs.
 const ackReqInterval = 5 * time.Millisecond
 
-// ackReqDue makes an Ack due for an AckReq received at now: at once, or
-// ackReqInterval after the last one it answered.
-// An Ack already due answers the request too.
+// ackReqDue answers the peer's AckReq, received at now (its last Ack may
+// have been lost; the loop processes it, inbox.go): an Ack is due at once,
+// or ackReqInterval after the last one that answered one, so that at most
+// one Ack per ackReqInterval answers AckReqs, however many come. An Ack
+// already due answers the request too.
 func (r *receiver) ackReqDue(now time.Time) {
 	if !r.ackDue.IsZero() {
 		return
