@@ -34,10 +34,11 @@ func listenLoopback() (*net.UDPConn, error) {
 }
 
 // multipathLoopback moves n bytes server→client over a 2-path session on
-// real loopback UDP sockets (no shaping) and returns the time it took.
-func multipathLoopback(b *testing.B, pair *certs.Pair, n int64) time.Duration {
+// real loopback UDP sockets (no shaping), both ends configured by cfg (nil:
+// the defaults), and returns the time it took.
+func multipathLoopback(b *testing.B, pair *certs.Pair, n int64, cfg *session.Config) time.Duration {
 	ctx := context.Background()
-	ln, err := session.Listen(udp(b), pair.Server, loopCfg)
+	ln, err := session.Listen(udp(b), pair.Server, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func multipathLoopback(b *testing.B, pair *certs.Pair, n int64) time.Duration {
 		s.Close()
 	}()
 	start := time.Now()
-	cli, err := session.Dial(ctx, udp(b), ln.Addr(), pair.Client, loopCfg)
+	cli, err := session.Dial(ctx, udp(b), ln.Addr(), pair.Client, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func BenchmarkLoopback(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		timed(&mp, &mpCPU, func() time.Duration { return multipathLoopback(b, pair, loopbackBytes) })
+		timed(&mp, &mpCPU, func() time.Duration { return multipathLoopback(b, pair, loopbackBytes, nil) })
 		timed(&q, &qCPU, func() time.Duration { return quicLoopback(b, pair, loopbackBytes, false) })
 		timed(&qt, &qtCPU, func() time.Duration { return quicLoopback(b, pair, loopbackBytes, true) })
 		timed(&q2, &q2CPU, func() time.Duration { return quic2Loopback(b, pair, loopbackBytes) })
@@ -217,5 +218,34 @@ func BenchmarkLoopback(b *testing.B) {
 // segBytes is the segment the cpu-µs/seg metrics count in, bytes.
 const segBytes = session.DefaultSegmentSize
 
-// loopCfg is the sessions' configuration: the defaults.
-var loopCfg *session.Config
+// BenchmarkLoopbackDatagram compares the two transports of the session's
+// segments (docs/data-plane.md): each path's reliable QUIC stream (the
+// default) and QUIC DATAGRAM frames (Config.DatagramData), with one plain
+// quic-go connection, alternated in the same run as BenchmarkLoopback
+// alternates. The dg/quic and dg-cpu/quic metrics are the datagram
+// transport's throughput and CPU time over plain quic-go's; mp/quic and
+// mp-cpu/quic the stream transport's.
+func BenchmarkLoopbackDatagram(b *testing.B) {
+	pair, err := certs.SelfSigned("loopback.test")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mp, dg, q, mpCPU, dgCPU, qCPU time.Duration
+	timed := func(wall, cpu *time.Duration, run func() time.Duration) {
+		c0 := processCPU()
+		*wall += run()
+		*cpu += processCPU() - c0
+	}
+	dgCfg := &session.Config{DatagramData: true}
+	for i := 0; i < b.N; i++ {
+		timed(&mp, &mpCPU, func() time.Duration { return multipathLoopback(b, pair, loopbackBytes, nil) })
+		timed(&dg, &dgCPU, func() time.Duration { return multipathLoopback(b, pair, loopbackBytes, dgCfg) })
+		timed(&q, &qCPU, func() time.Duration { return quicLoopback(b, pair, loopbackBytes, false) })
+	}
+	b.ReportMetric(q.Seconds()/mp.Seconds(), "mp/quic")
+	b.ReportMetric(q.Seconds()/dg.Seconds(), "dg/quic")
+	if qCPU > 0 {
+		b.ReportMetric(mpCPU.Seconds()/qCPU.Seconds(), "mp-cpu/quic")
+		b.ReportMetric(dgCPU.Seconds()/qCPU.Seconds(), "dg-cpu/quic")
+	}
+}
