@@ -365,3 +365,45 @@ func (r *recordObs) ReceiverReport(now time.Time, rep sched.ReceiverReport) {
 	r.reports++
 	r.last = rep
 }
+
+// The same rule, checked on what the session sends (issue 19: "Decide, the
+// Observer, Logf and any model inference never run under a lock that Read,
+// Write or the path readers need"; RFC 9000 §13.2.1: "An endpoint MUST
+// acknowledge all ack-eliciting Initial and Handshake packets immediately
+// and all ack-eliciting 0-RTT and 1-RTT packets within its advertised
+// max_ack_delay"). While the session's scheduler, which is not sched.Quick,
+// is blocked in Decide, a segment from the peer is still acknowledged
+// within the Ack delay; once Decide returns, the data it held goes out.
+func TestHarnessAckWhileDecideBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bs := &blockingSched{entered: make(chan struct{}), release: make(chan struct{})}
+		cfg := &Config{NewScheduler: func() sched.Scheduler {
+			bs.Scheduler, _ = sched.New("minrtt")
+			return bs
+		}}
+		const delay = 5 * time.Millisecond
+		tc := newTestSession(t, cfg, harnessLink(delay))
+		released := false
+		defer func() {
+			if !released {
+				close(bs.release)
+			}
+		}()
+		st := acceptRequest(t, tc)
+		st.Write([]byte("first"))
+		tc.wantRecord("the first answer, decided at once", 0, dataFrame{ID: 0, Data: "first"})
+		bs.armed.Store(true)
+		st.Write([]byte("second")) // Decide blocks: "first" is in flight
+		<-bs.entered
+
+		sent := time.Now()
+		tc.writeFrames(0, dataFrame{ID: 0, Off: uint64(len("request")), Data: "more"})
+		_, at := tc.wantAck("the peer's second segment, while Decide blocks", 0, 2)
+		if rtt, limit := at.Sub(sent), 2*delay+DefaultAckDelay+time.Millisecond; rtt > limit {
+			t.Errorf("the Ack reached the peer %v after the segment left, want at most %v (2 × %v + AckDelay %v)", rtt, limit, delay, DefaultAckDelay)
+		}
+		released = true
+		close(bs.release)
+		tc.wantRecord("the second answer, once Decide returns", 0, dataFrame{ID: 0, Off: uint64(len("first")), Data: "second"})
+	})
+}
