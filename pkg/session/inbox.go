@@ -19,8 +19,8 @@ import (
 // Bound: inboxMax events, each an Ack of at most wire.MaxAckRanges ranges
 // or a report, whatever the peer sends. A reader that finds the inbox full
 // drains it itself, under Session.mu, and processes its datagram after the
-// others (post returns false): the order stays the arrival order and no
-// reader waits for the loop. Storage grows with use, up to inboxMax events,
+// others (post returns false): each path's datagrams are processed in the
+// order they arrived, each once, and no reader waits for the loop. Storage grows with use, up to inboxMax events,
 // so an idle session holds none. Lock order: Session.mu before inbox.mu.
 type inbox struct {
 	mu sync.Mutex
@@ -98,11 +98,17 @@ func derefReport(r *wire.Report) wire.Report {
 // Session.mu is held. The first error (a connection error) stops it, and
 // the events after it are dropped with the session.
 func (s *Session) drainLocked(now time.Time) error {
-	ib := &s.in
+	return s.in.drain(func(ev *inboxEvent) error { return s.controlLocked(now, ev) })
+}
+
+// drain hands the waiting events to handle in arrival order and empties
+// the inbox; the first error stops it, drops the events after it and is
+// returned. The caller serialises the drains (Session.mu).
+func (ib *inbox) drain(handle func(*inboxEvent) error) error {
 	ib.mu.Lock()
 	defer ib.mu.Unlock()
 	for i := 0; i < ib.n; i++ {
-		if err := s.controlLocked(now, &ib.q[i]); err != nil {
+		if err := handle(&ib.q[i]); err != nil {
 			ib.n = 0
 			return err
 		}
