@@ -72,21 +72,35 @@ func (s *Session) decideRound() (time.Time, bool) {
 		s.snd.schedMu.Unlock()
 		return time.Time{}, false
 	}
-	s.setRoomWakes(true)
-	retry := s.scheduleLocked(now) // releases s.mu while the scheduler decides
-	if s.closed {
+	retry, observed, open := s.scheduleRoundLocked(now) // releases s.mu while the scheduler decides
+	if !open {
 		s.mu.Unlock()
 		s.snd.schedMu.Unlock()
 		return time.Time{}, false
 	}
-	if s.drainedLocked() {
-		s.setRoomWakes(false)
-	}
-	observed := s.snd.obsq.takeLocked()
 	s.mu.Unlock()
 	if observed {
 		s.obsDeliver()
 	}
 	s.snd.schedMu.Unlock()
 	return retry, true
+}
+
+// scheduleRoundLocked is one scheduling round at now, for the send pass
+// (a Quick scheduler) or the decider: the paths' room wakes on while the
+// scheduler reads the windows and off again once nothing is left to send,
+// and the observations the round left queued taken for delivery
+// (observed: obsDeliver, once s.mu is released). It returns when to ask
+// the scheduler again, and open false once the session is closed. s.mu
+// and schedMu are held.
+func (s *Session) scheduleRoundLocked(now time.Time) (retry time.Time, observed, open bool) {
+	s.setRoomWakes(true)
+	retry = s.scheduleLocked(now)
+	if s.closed {
+		return time.Time{}, false, false
+	}
+	if s.drainedLocked() {
+		s.setRoomWakes(false)
+	}
+	return retry, s.snd.obsq.takeLocked(), true
 }

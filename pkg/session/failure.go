@@ -22,10 +22,6 @@ const minHintSilence = 50 * time.Millisecond
 // probe.go) and the peer's ack delay, twice.
 const sendErrQuiet = 200*time.Millisecond + 2*maxAckDelay
 
-// silenceReported takes the peer's report that nothing arrived on path id
-// for a while (it receives, this end sends): the path fails at once if it
-// holds undelivered data and made no progress either (checkPathsLocked).
-
 // checkPathsLocked marks paths that made no progress for several RTOs as
 // potentially failed and reinjects their data; a path that receives packets
 // again is live again. It returns when to check next.

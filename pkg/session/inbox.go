@@ -20,8 +20,9 @@ import (
 // or a report, whatever the peer sends. A reader that finds the inbox full
 // drains it itself, under Session.mu, and processes its datagram after the
 // others (post returns false): each path's datagrams are processed in the
-// order they arrived, each once, and no reader waits for the loop. Storage grows with use, up to inboxMax events,
-// so an idle session holds none. Lock order: Session.mu before inbox.mu.
+// order they arrived, each once, and no reader waits for the loop. Storage
+// grows with use, up to inboxMax events, so an idle session holds none.
+// Lock order: Session.mu before inbox.mu.
 type inbox struct {
 	mu sync.Mutex
 	q  []inboxEvent // events 0..n-1 wait; the rest is storage to reuse
@@ -77,21 +78,14 @@ func (s *Session) controlArrived(kind byte, ack *wire.Ack, rep *wire.Report, id 
 	if err := s.drainLocked(now); err != nil {
 		return err
 	}
-	return s.controlLocked(now, &inboxEvent{kind: kind, ack: derefAck(ack), rep: derefReport(rep), id: id})
-}
-
-func derefAck(a *wire.Ack) wire.Ack {
-	if a == nil {
-		return wire.Ack{}
+	ev := inboxEvent{kind: kind, id: id}
+	if ack != nil {
+		ev.ack = *ack // processed before the reader parses again: no copy of its ranges
 	}
-	return *a
-}
-
-func derefReport(r *wire.Report) wire.Report {
-	if r == nil {
-		return wire.Report{}
+	if rep != nil {
+		ev.rep = *rep
 	}
-	return *r
+	return s.controlLocked(now, &ev)
 }
 
 // drainLocked processes the inbox's events in arrival order at now;
@@ -128,6 +122,10 @@ func (s *Session) controlLocked(now time.Time, ev *inboxEvent) error {
 		s.rcv.ackReqDue(now)
 		poke(s.ackWake)
 	case wire.TypeSilent:
+		// The peer's report that nothing arrived on path id for a while
+		// (it receives, this end sends): the path fails at once if it
+		// holds undelivered data and made no progress either
+		// (checkPathsLocked).
 		for _, p := range s.slots {
 			if p != nil && uint64(p.id) == ev.id {
 				p.silentHint = now

@@ -114,7 +114,7 @@ func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 		s.snd.schedMu.Lock() // before s.mu (obsqueue.go)
 	}
 	s.mu.Lock()
-	if err := s.drainLocked(now); err != nil && !s.closed { // the paths' Acks and reports (inbox.go)
+	if err := s.drainLocked(now); err != nil { // the paths' Acks and reports (inbox.go)
 		s.closeLocked(err, codeForErr(err))
 	}
 	if s.closed {
@@ -137,25 +137,21 @@ func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 	var pingNext time.Time
 	st.pings, st.rejoins, pingNext = s.probeLocked(now, st.pings[:0], st.rejoins[:0])
 	d.add(timerProbe, pingNext)
+	var observed bool
 	if s.quick {
-		s.setRoomWakes(true)                        // before the scheduler reads the windows
-		d.add(timerSchedule, s.scheduleLocked(now)) // a Quick scheduler decides with s.mu held
-		if s.closed {
+		// A Quick scheduler decides here, with s.mu held.
+		retry, obs, open := s.scheduleRoundLocked(now)
+		if !open {
 			s.unlockPass()
 			return time.Time{}, false
 		}
+		d.add(timerSchedule, retry)
+		observed = obs
 	} else if !s.drainedLocked() || len(s.snd.obsq.evs) > 0 {
 		poke(s.dec.wake) // the scheduler decides beside the loop (decider.go)
 	}
 	probe, probeNext := s.ackProbeLocked(now)
 	d.add(timerAckProbe, probeNext)
-	var observed bool
-	if s.quick {
-		if s.drainedLocked() {
-			s.setRoomWakes(false)
-		}
-		observed = s.snd.obsq.takeLocked()
-	}
 	s.mu.Unlock()
 	if observed {
 		s.obsDeliver() // what this round learned; later events wake the loop again

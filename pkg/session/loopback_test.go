@@ -169,6 +169,14 @@ type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
+// timed adds one transfer's wall time (what run returns) to wall and the
+// process's CPU time over it to cpu.
+func timed(wall, cpu *time.Duration, run func() time.Duration) {
+	c0 := processCPU()
+	*wall += run()
+	*cpu += processCPU() - c0
+}
+
 // BenchmarkLoopback compares a 2-path session with one plain quic-go
 // connection on loopback, with one that carries a do-nothing qlog tracer,
 // and with two plain connections that carry half the bytes each,
@@ -185,11 +193,6 @@ func BenchmarkLoopback(b *testing.B) {
 	}
 	var mp, q, qt, q2 time.Duration             // wall time
 	var mpCPU, qCPU, qtCPU, q2CPU time.Duration // CPU time
-	timed := func(wall, cpu *time.Duration, run func() time.Duration) {
-		c0 := processCPU()
-		*wall += run()
-		*cpu += processCPU() - c0
-	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		timed(&mp, &mpCPU, func() time.Duration { return multipathLoopback(b, pair, loopbackBytes, nil) })
@@ -231,11 +234,6 @@ func BenchmarkLoopbackDatagram(b *testing.B) {
 		b.Fatal(err)
 	}
 	var mp, dg, q, mpCPU, dgCPU, qCPU time.Duration
-	timed := func(wall, cpu *time.Duration, run func() time.Duration) {
-		c0 := processCPU()
-		*wall += run()
-		*cpu += processCPU() - c0
-	}
 	dgCfg := &session.Config{DatagramData: true}
 	for i := 0; i < b.N; i++ {
 		timed(&mp, &mpCPU, func() time.Duration { return multipathLoopback(b, pair, loopbackBytes, nil) })

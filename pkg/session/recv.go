@@ -306,11 +306,9 @@ func (s *Session) reportLocked(now time.Time, rep *wire.Report) *wire.Report {
 
 // reportReceivedLocked hands the peer's receiver report, received by now,
 // to the scheduler (through the observation queue, delivered by the send
-// pass); Session.mu is held.
+// pass); Session.mu is held. The scheduler takes reports (s.robs): the
+// datagram reader posts them only then (datagramReceived).
 func (s *Session) reportReceivedLocked(now time.Time, w *wire.Report) {
-	if s.robs == nil {
-		return
-	}
 	rep := sched.ReceiverReport{
 		Interval:       time.Duration(w.IntervalMicros) * time.Microsecond,
 		GoodputBytes:   w.GoodputBytes,

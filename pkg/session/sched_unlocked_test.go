@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -20,8 +21,23 @@ type blockingSched struct {
 	sched.Scheduler
 	armed   atomic.Bool
 	entered chan struct{} // closed when the blocking Decide begins
-	release chan struct{} // closed by the test to let it return
+	release chan struct{} // closed by unblock to let it return
+	once    sync.Once
 }
+
+// newBlockingSched returns a blockingSched over minRTT and a Config whose
+// scheduler it is. The test defers unblock, so that a Decide still blocked
+// returns before the test's sessions close (defer it after their close).
+func newBlockingSched() (*blockingSched, *Config) {
+	bs := &blockingSched{entered: make(chan struct{}), release: make(chan struct{})}
+	return bs, &Config{NewScheduler: func() sched.Scheduler {
+		bs.Scheduler, _ = sched.New("minrtt")
+		return bs
+	}}
+}
+
+// unblock lets the blocked Decide return; later calls do nothing.
+func (b *blockingSched) unblock() { b.once.Do(func() { close(b.release) }) }
 
 func (b *blockingSched) Decide(c *sched.ConnInfo, p []sched.PathInfo) sched.Decision {
 	if c.InFlightBytes > 0 && b.armed.CompareAndSwap(true, false) {
@@ -56,20 +72,11 @@ func spinUntil(done <-chan struct{}) bool {
 // the Acks of the segments in flight and receives new data from the peer.
 func TestSlowDecideBlocksNothingElse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bs := &blockingSched{entered: make(chan struct{}), release: make(chan struct{})}
-		cliCfg := &Config{NewScheduler: func() sched.Scheduler {
-			bs.Scheduler, _ = sched.New("minrtt")
-			return bs
-		}}
+		bs, cliCfg := newBlockingSched()
 		link := emu.LinkConfig{RateBps: 10e6, Delay: 20 * time.Millisecond}
 		tb := newTestbedCfgs(t, 1, nil, cliCfg, false, emu.PathSpec{Up: link, Down: link})
 		defer tb.close()
-		released := false
-		defer func() {
-			if !released {
-				close(bs.release)
-			}
-		}()
+		defer bs.unblock() // before tb.close: a blocked Decide would hold the session open
 
 		st, _ := tb.cli.OpenStream()
 		if _, err := st.Write([]byte("hello")); err != nil {
@@ -134,8 +141,7 @@ func TestSlowDecideBlocksNothingElse(t *testing.T) {
 		default:
 		}
 
-		released = true
-		close(bs.release)
+		bs.unblock()
 		st.Close()
 		all := readAll(t, peer, 30*time.Second)
 		want := append(append(up[:0:0], up...), "more"...)
@@ -230,15 +236,12 @@ func TestObserverMayCallStats(t *testing.T) {
 // every byte still arrives once, in order.
 func TestPathRemovedDuringDecide(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bs := &blockingSched{entered: make(chan struct{}), release: make(chan struct{})}
-		cliCfg := &Config{NewScheduler: func() sched.Scheduler {
-			bs.Scheduler, _ = sched.New("minrtt")
-			return bs
-		}}
+		bs, cliCfg := newBlockingSched()
 		fast := emu.LinkConfig{RateBps: 10e6, Delay: 5 * time.Millisecond}
 		slow := emu.LinkConfig{RateBps: 10e6, Delay: 30 * time.Millisecond}
 		tb := newTestbedCfgs(t, 1, nil, cliCfg, true, emu.PathSpec{Up: fast, Down: fast}, emu.PathSpec{Up: slow, Down: slow})
 		defer tb.close()
+		defer bs.unblock() // before tb.close: a blocked Decide would hold the session open
 		st, _ := tb.cli.OpenStream()
 		if _, err := st.Write([]byte("x")); err != nil {
 			t.Fatal(err)
@@ -257,7 +260,7 @@ func TestPathRemovedDuringDecide(t *testing.T) {
 		if err := tb.cli.RemovePath(ids[0]); err != nil { // the fast path, minRTT's choice
 			t.Fatal(err)
 		}
-		close(bs.release)
+		bs.unblock()
 		got := readAll(t, peer, 60*time.Second)
 		if want := append([]byte("x"), up...); !bytes.Equal(got, want) {
 			t.Fatalf("peer read %d bytes, want %d intact", len(got), len(want))
@@ -376,19 +379,10 @@ func (r *recordObs) ReceiverReport(now time.Time, rep sched.ReceiverReport) {
 // within the Ack delay; once Decide returns, the data it held goes out.
 func TestHarnessAckWhileDecideBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bs := &blockingSched{entered: make(chan struct{}), release: make(chan struct{})}
-		cfg := &Config{NewScheduler: func() sched.Scheduler {
-			bs.Scheduler, _ = sched.New("minrtt")
-			return bs
-		}}
+		bs, cfg := newBlockingSched()
+		defer bs.unblock()
 		const delay = 5 * time.Millisecond
 		tc := newTestSession(t, cfg, harnessLink(delay))
-		released := false
-		defer func() {
-			if !released {
-				close(bs.release)
-			}
-		}()
 		st := acceptRequest(t, tc)
 		st.Write([]byte("first"))
 		tc.wantRecord("the first answer, decided at once", 0, dataFrame{ID: 0, Data: "first"})
@@ -402,8 +396,7 @@ func TestHarnessAckWhileDecideBlocks(t *testing.T) {
 		if rtt, limit := at.Sub(sent), 2*delay+DefaultAckDelay+time.Millisecond; rtt > limit {
 			t.Errorf("the Ack reached the peer %v after the segment left, want at most %v (2 × %v + AckDelay %v)", rtt, limit, delay, DefaultAckDelay)
 		}
-		released = true
-		close(bs.release)
+		bs.unblock()
 		tc.wantRecord("the second answer, once Decide returns", 0, dataFrame{ID: 0, Off: uint64(len("first")), Data: "second"})
 	})
 }

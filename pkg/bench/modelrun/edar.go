@@ -226,11 +226,11 @@ func configureEdarOnline(r *bench.Run, j Spec, model string, reward edar.RewardC
 		}
 		eps = e
 	}
-	cfg := session.Config{ReportInterval: onlineReportInterval}
+	cfg := session.Config{}
 	if r.SessionConfig != nil {
 		cfg = *r.SessionConfig
-		cfg.ReportInterval = onlineReportInterval
 	}
+	cfg.ReportInterval = onlineReportInterval
 	r.SessionConfig = &cfg
 	var srv atomic.Pointer[edar.Locked] // set on the server's goroutine, read on the client's reader
 	r.NewServerScheduler = func() sched.Scheduler {
