@@ -135,6 +135,6 @@ func (s *Session) ackedLocked(g *segment, now time.Time, v *ackView) {
 			s.obsAckedLocked(now, p.id, g.seq, n, g.sentAt) // delivered by the send pass (obsqueue.go)
 		}
 	}
-	putSegBuf(g.data) // the writer copies data under s.mu, so nothing else holds it
-	g.data = nil
+	ackRefs(g) // the writer copies the data under s.mu, so nothing else reads it
+	g.data, g.refs = nil, nil
 }

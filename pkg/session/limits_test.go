@@ -39,9 +39,18 @@ func (sp *scriptedPeer) sendAll() uint64 {
 	sp.p.queue, sp.p.queuedBytes = nil, 0
 	var kept uint64
 	for _, g := range s.snd.segs {
-		kept += uint64(len(g.data))
+		kept += heldBytes(g)
 	}
 	return kept
+}
+
+// heldBytes is what an unacknowledged segment keeps for retransmission,
+// bytes (in the streams' send buffers and its own inline bytes).
+func heldBytes(g *segment) uint64 {
+	if g.acked {
+		return 0
+	}
+	return g.size
 }
 
 // Issue 10, item 3: "An Ack announcing a 2^62-byte window and never
@@ -66,7 +75,7 @@ func TestForgedWindowCapped(t *testing.T) {
 			defer tc.s.mu.Unlock()
 			var k uint64
 			for _, g := range tc.s.snd.segs {
-				k += uint64(len(g.data))
+				k += heldBytes(g)
 			}
 			return k
 		}

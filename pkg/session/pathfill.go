@@ -74,7 +74,7 @@ func (s *Session) fillForLocked(i int) {
 			// segment's delay, fills the segment.
 			j := -1
 			for k, h := range held[:n] {
-				if h.send.buf.Len() > st.send.buf.Len() && (j < 0 || h.send.buf.Len() > held[j].send.buf.Len()) {
+				if h.send.unframed() > st.send.unframed() && (j < 0 || h.send.unframed() > held[j].send.unframed()) {
 					j = k
 				}
 			}
@@ -118,7 +118,7 @@ func (s *Session) fillForLocked(i int) {
 // a single transfer is framed as the scheduler's paper assumes.
 func (s *Session) aloneWaitsLocked(st *Stream, f, i int) bool {
 	fast := &s.snd.snap[f]
-	return s.streams.queued > uint64(st.send.buf.Len()) &&
+	return s.streams.queued > uint64(st.send.unframed()) &&
 		fast.BytesInFlight+fast.BytesQueued > 0 && s.ratherWaitsLocked(st, f, i)
 }
 
@@ -129,7 +129,7 @@ func (s *Session) aloneWaitsLocked(st *Stream, f, i int) bool {
 func (s *Session) ratherWaitsLocked(st *Stream, f, i int) bool {
 	sn := &s.snd
 	return st.send.sendable() && st.prio.pref == sched.NoPreference &&
-		waitForFaster(&sn.snap[f], &sn.snap[i], uint64(st.send.buf.Len()))
+		waitForFaster(&sn.snap[f], &sn.snap[i], uint64(st.send.unframed()))
 }
 
 // restoreHeld puts the streams fillForLocked held back at the front of the

@@ -69,7 +69,7 @@ func framedFor(t *testing.T, s *Session, i int) []framedRec {
 	if g == nil {
 		return nil
 	}
-	return parseRecords(t, g.data)
+	return parseRecords(t, appendPayload(nil, g))
 }
 
 // carries reports whether recs hold data of stream id.

@@ -150,9 +150,8 @@ func (s *Session) writeLoop(p *path) {
 			if p.dg != nil {
 				p.dg.sentLocked(seg, now)
 			}
-			buf = wire.AppendSegmentHeader(buf, seg.seq, seg.off, len(seg.data))
-			buf = append(buf, seg.data...)
-			countCopyOut(len(seg.data))
+			buf = wire.AppendSegmentHeader(buf, seg.seq, seg.off, int(seg.size))
+			buf = appendPayload(buf, seg) // the copy from the streams' buffers (framedq.go)
 			if p.dg != nil {
 				ends = append(ends, len(buf))
 			}

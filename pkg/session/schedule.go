@@ -271,7 +271,7 @@ func (s *Session) nextFor(slot, i int) *segment {
 		c.inRetrans, c.resent = false, true
 		sn.retrans = append(sn.retrans[:k], sn.retrans[k+1:]...)
 		s.stats.retransSegments++
-		s.padResetLocked(c) // no reset stream's data goes again (resetpad.go)
+		// no reset stream's data goes again: appendPayload pads its frames
 		g = c
 		break
 	}
@@ -436,7 +436,7 @@ func (s *Session) oldestStreamLocked(ci *sched.ConnInfo) {
 			ci.HasStream, ci.StreamID = true, st.id
 			ci.Urgency, ci.Incremental, ci.Deadline = p.urgency, p.incremental, p.deadline
 			ci.PreferredPath, ci.Preference = p.path, p.pref
-			ci.StreamRemaining = uint64(st.send.buf.Len())
+			ci.StreamRemaining = uint64(st.send.unframed())
 		}
 		return
 	}

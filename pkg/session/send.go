@@ -10,10 +10,11 @@ import (
 // acknowledges it. It is guarded by Session.mu.
 type segment struct {
 	seq, off  uint64
-	size      uint64 // payload length, bytes
-	data      []byte // nil once acknowledged
-	sent      bool   // sent at least once
-	sentOn    uint64 // bitmask of live path slots that carried it
+	size      uint64    // payload length, bytes: data and the data refs stand for
+	data      []byte    // its inline bytes: control frames and STREAM frame headers (framedq.go); nil once acknowledged
+	refs      []dataRef // its STREAM frames' data, in the streams' send buffers, in order; nil once acknowledged
+	sent      bool      // sent at least once
+	sentOn    uint64    // bitmask of live path slots that carried it
 	sentAt    time.Time
 	dgSentAt  time.Time // when a datagram path's writer last took it (dgdata.go)
 	dgIdx     uint64    // that path's count of segments taken before it (dgdata.go)
@@ -23,6 +24,9 @@ type segment struct {
 	deferred  bool    // unsent, set aside while its stream is parked (park.go)
 	first     uint8   // slot+1 of the path that took its first transmission (0: not sent)
 	stream    *Stream // the stream of its first new record, or nil (recordMarks)
+
+	inl  [16]byte   // storage for data when it fits (a STREAM frame's header)
+	ref1 [1]dataRef // storage for refs when it has one
 }
 
 // sender is the connection-level send state, guarded by Session.mu.
@@ -30,8 +34,8 @@ type sender struct {
 	segSize uint64
 	bufCap  int
 
-	pend    byteQueue // frames framed (fillLocked), not yet cut into segments
-	ends    frameEnds // where pend's frames end: cut takes whole frames
+	pend    framedQueue // frames framed (fillLocked), not yet cut into segments
+	ends    frameEnds   // where pend's frames end: cut takes whole frames
 	hdr     [maxFrameHeader]byte
 	pendOff uint64 // connection offset of pend[0]
 	nextSeq uint64 // next sequence number to cut
@@ -88,10 +92,7 @@ func (sn *sender) newSegment() *segment {
 
 func (sn *sender) init(cfg Config) {
 	sn.segSize = uint64(cfg.SegmentSize)
-	sn.pend.recycle = true // segments take their bytes out (pooled segment buffers)
-	if sn.segSize <= segBufCapLarge {
-		sn.pend.segChunks = int(sn.segSize) // larger segments' buffers are not pooled: 64 KiB chunks, copied out
-	}
+	sn.pend.inline.recycle = true
 	sn.bufCap = cfg.SendBuffer
 	sn.maxUnacked = uint64(max(cfg.MaxUnackedBytes, InitialWindow))
 	sn.segLimit = sn.maxUnacked
@@ -199,13 +200,8 @@ func (sn *sender) cut() *segment {
 	}
 	n -= sn.pendOff
 	g := sn.newSegment()
-	data := sn.pend.takeFront(int(n)) // a one-segment fill: its chunk becomes the segment, no copy
-	if data == nil {
-		data = getSegBuf(int(n))[:n]
-		sn.pend.Read(data)
-		countCopyOut(int(n))
-	}
-	*g = segment{seq: sn.nextSeq, off: sn.pendOff, size: n, data: data, stream: sn.marks.take(sn.pendOff + n)}
+	*g = segment{seq: sn.nextSeq, off: sn.pendOff, size: n, stream: sn.marks.take(sn.pendOff + n)}
+	sn.pend.take(g, sn.pendOff, int(n))
 	sn.pendOff += n
 	sn.nextSeq++
 	sn.segs = append(sn.segs, g)

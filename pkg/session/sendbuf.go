@@ -1,9 +1,11 @@
 package session
 
-// sendBuf is one stream's send side on QUIC's model (issue 30, stage 2;
-// not wired into the session yet): the application's bytes are copied
-// once, by write, into blocks; a STREAM frame is framed at packing time
-// from a range of them (appendTo), and stays in the blocks until it is
+import "sync"
+
+// sendBuf is one stream's send side on QUIC's model (issue 30, stage 2):
+// the application's bytes are copied once, by write, into blocks; a STREAM
+// frame is framed at packing time from a range of them (appendTo, called
+// by a path writer: framedq.go), and stays in the blocks until it is
 // acknowledged. What is in flight, lost or acknowledged is ranges of
 // offsets, not copies: a lost frame puts its range back into unsent, so its
 // retransmission is framed afresh from the same bytes, on whichever path
@@ -15,7 +17,7 @@ package session
 // (the stream's send buffer, Config.SendBuffer), in as many blocks plus
 // one. Not safe for concurrent use: its owner serialises.
 type sendBuf struct {
-	base   uint64   // offset of blocks[0]: acked rounded down to a block
+	base   uint64   // offset of blocks[0]: at or below acked, less than a block below
 	acked  uint64   // every byte below it is acknowledged
 	end    uint64   // one past the last byte written
 	blocks [][]byte // blocks[i] holds offsets [base+i·bufBlock, …+bufBlock)
@@ -25,6 +27,21 @@ type sendBuf struct {
 	fin      bool // the application closed the stream: the final size is end
 	finSent  bool // the FIN went out in a frame not declared lost
 	finAcked bool
+	dropped  bool // the stream was reset: blocks given back, nothing is read again
+}
+
+// drop gives every block back and keeps nothing past end, for a stream
+// reset: no frame of it is read again (a reset stream's frames go as
+// PADDING, framedq.go), and later acknowledgements change nothing.
+func (b *sendBuf) drop(end uint64) {
+	for _, blk := range b.blocks {
+		if blk != nil {
+			putSendBlock(blk)
+		}
+	}
+	b.blocks = nil
+	b.unsent = b.unsent[:0]
+	b.end, b.dropped = end, true
 }
 
 // write appends p (the one copy of the application's bytes).
@@ -36,7 +53,7 @@ func (b *sendBuf) write(p []byte) {
 	for len(p) > 0 {
 		i := int((b.end - b.base) / bufBlock)
 		if i == len(b.blocks) {
-			b.blocks = append(b.blocks, getBlock())
+			b.blocks = append(b.blocks, getSendBlock())
 		}
 		n := copy(b.blocks[i][(b.end-b.base)%bufBlock:], p)
 		p, b.end = p[n:], b.end+uint64(n)
@@ -101,7 +118,7 @@ func (b *sendBuf) ackedRange(off uint64, n int, fin bool) {
 		b.finAcked = true
 	}
 	end := off + uint64(n)
-	if end <= b.acked {
+	if end <= b.acked || b.dropped {
 		return
 	}
 	b.ackSet.add(max(off, b.acked), end)
@@ -111,10 +128,17 @@ func (b *sendBuf) ackedRange(off uint64, n int, fin bool) {
 		b.ackSet.removeBelow(b.acked)
 	}
 	for b.acked-b.base >= bufBlock && len(b.blocks) > 0 {
-		putBlock(b.blocks[0])
+		putSendBlock(b.blocks[0])
 		b.blocks[0] = nil
 		b.blocks = b.blocks[1:]
 		b.base += bufBlock
+	}
+	if b.acked == b.end && len(b.blocks) > 0 {
+		// Everything written is acknowledged: an idle stream keeps no
+		// block. The next write starts a block at end.
+		putSendBlock(b.blocks[0])
+		b.blocks[0] = nil
+		b.blocks, b.base = b.blocks[:0], b.end
 	}
 }
 
@@ -123,3 +147,13 @@ func (b *sendBuf) done() bool { return b.fin && b.finAcked && b.acked == b.end }
 
 // buffered is how many bytes the buffer holds: written, not acknowledged.
 func (b *sendBuf) buffered() uint64 { return b.end - b.acked }
+
+// sendBlocks recycles the send buffers' blocks, as array pointers so that
+// neither Get nor Put allocates. Unlike the receive side's bounded
+// blockPool, a sync.Pool holds as many as the senders give back between
+// two garbage collections: a sender's blocks come and go with its window.
+var sendBlocks = sync.Pool{New: func() any { return new([bufBlock]byte) }}
+
+func getSendBlock() []byte { return sendBlocks.Get().(*[bufBlock]byte)[:] }
+
+func putSendBlock(blk []byte) { sendBlocks.Put((*[bufBlock]byte)(blk)) }

@@ -77,8 +77,7 @@ func (sp *scriptedPeer) sentFrames() *frameLog {
 	s := sp.s
 	s.mu.Lock()
 	s.fillLocked(1 << 30)
-	b := make([]byte, s.snd.pend.Len())
-	s.snd.pend.Read(b)
+	b := s.snd.takeAllFramed()
 	s.snd.ends.take(s.snd.pendOff + uint64(len(b)))
 	s.snd.pendOff += uint64(len(b))
 	s.snd.segLimit += uint64(len(b)) // the peer acknowledges at once
@@ -91,6 +90,16 @@ func (sp *scriptedPeer) sentFrames() *frameLog {
 		sp.t.Fatalf("the session framed a malformed frame: %v", err)
 	}
 	return &log
+}
+
+// takeAllFramed takes every frame the framed queue holds, as one segment
+// that is at once acknowledged, and returns its bytes.
+func (sn *sender) takeAllFramed() []byte {
+	var g segment
+	sn.pend.take(&g, sn.pendOff, sn.pend.Len())
+	b := appendPayload(nil, &g)
+	ackRefs(&g)
+	return b
 }
 
 // send delivers the pending frames as one segment.

@@ -421,5 +421,5 @@ func streamInfoFor(ci *sched.ConnInfo, st *Stream) {
 	ci.StreamID = st.id
 	ci.Urgency, ci.Incremental, ci.Deadline = p.urgency, p.incremental, p.deadline
 	ci.PreferredPath, ci.Preference = p.path, p.pref
-	ci.StreamRemaining = uint64(st.send.buf.Len())
+	ci.StreamRemaining = uint64(st.send.unframed())
 }

@@ -45,7 +45,7 @@ func frameAll(t *testing.T, s *Session) ([]framedRec, []framedSegment) {
 			break
 		}
 		segs = append(segs, framedSegment{g.stream, int(g.size)})
-		stream = append(stream, g.data...)
+		stream = appendPayload(stream, g)
 	}
 	return parseRecords(t, stream), segs
 }

@@ -22,20 +22,22 @@ const (
 // streamSend is the send side of a stream, guarded by Session.mu.
 type streamSend struct {
 	state    sendState
-	buf      byteQueue // data written, not yet framed; at most Config.SendBuffer bytes
-	framed   uint64    // stream bytes framed into the connection byte stream
-	limit    uint64    // the peer admits stream bytes below limit (MAX_STREAM_DATA)
-	err      error     // why Writes fail (a cancel by either end)
-	code     uint64    // RESET_STREAM code to send
-	finEnd   uint64    // connection offset where the frame with its FIN ends (0: no FIN framed)
+	buf      sendBuf // data written and not yet acknowledged (framedq.go); unframed, at most Config.SendBuffer bytes
+	framed   uint64  // stream bytes framed into the connection byte stream
+	limit    uint64  // the peer admits stream bytes below limit (MAX_STREAM_DATA)
+	err      error   // why Writes fail (a cancel by either end)
+	code     uint64  // RESET_STREAM code to send
+	finEnd   uint64  // connection offset where the frame with its FIN ends (0: no FIN framed)
 	deadline time.Time
 	timer    *time.Timer
 }
 
 func (ss *streamSend) init(window uint64) {
 	ss.limit = window
-	ss.buf.recycle, ss.buf.sparse = true, true
 }
+
+// unframed is how many written bytes are not framed yet.
+func (ss *streamSend) unframed() int { return int(ss.buf.end - ss.framed) }
 
 func (ss *streamSend) done() bool { return ss.state == sendDone }
 
@@ -44,14 +46,16 @@ func (ss *streamSend) sendable() bool {
 	switch {
 	case ss.state == sendDone:
 		return false
-	case ss.buf.Len() > 0:
+	case ss.unframed() > 0:
 		return ss.framed < ss.limit
 	}
 	return ss.state == sendClosing
 }
 
+// release stops the stream's send timer. Its buffer keeps the bytes that
+// unacknowledged segments refer to, and frees them as those are
+// acknowledged (sendBuf.ackedRange); a reset gave them back already.
 func (ss *streamSend) release() {
-	ss.buf.reset()
 	if ss.timer != nil {
 		ss.timer.Stop()
 	}
@@ -90,7 +94,7 @@ func (s *Session) streamWriteLocked(st *Stream, p []byte) (int, error) {
 			if err := s.writeErrLocked(st); err != nil {
 				return written, err
 			}
-			if free := s.snd.bufCap - ss.buf.Len(); free > 0 {
+			if free := s.snd.bufCap - ss.unframed(); free > 0 {
 				if n = s.streams.reserveLocked(st, min(len(p), free)); n > 0 {
 					break
 				}
@@ -106,7 +110,7 @@ func (s *Session) streamWriteLocked(st *Stream, p []byte) (int, error) {
 			st.wgate.waitLocked(&s.mu)
 			s.handoffs.add()
 		}
-		ss.buf.Append(p[:n])
+		ss.buf.write(p[:n])
 		countCopyOut(n)
 		p = p[n:]
 		written += n
@@ -159,23 +163,22 @@ func (s *Session) cancelWriteLocked(st *Stream, code uint64, remote bool) {
 			// §3.5), so remote cancels keep doing nothing.
 			ss.code = code
 			ss.err = &StreamError{StreamID: st.id, ErrorCode: code, Remote: remote}
+			ss.buf.drop(ss.framed) // its frames go as PADDING from now on (appendPayload)
 			s.sendEndedLocked(st, ss.err)
 			s.streams.markCtl(st, ctlReset)
-			s.streams.resets++
 		}
 		return
 	}
 	if ss.state == sendClosing {
 		s.streams.finsPending--
 	}
-	s.streams.unqueueLocked(uint64(ss.buf.Len()))
-	ss.buf.reset()
+	s.streams.unqueueLocked(uint64(ss.unframed()))
+	ss.buf.drop(ss.framed)
 	ss.state = sendDone
 	ss.code = code
 	ss.err = &StreamError{StreamID: st.id, ErrorCode: code, Remote: remote}
 	s.sendEndedLocked(st, ss.err)
 	s.streams.markCtl(st, ctlReset)
-	s.streams.resets++
 	st.wgate.signal()
 	s.streams.maybeFree(st)
 }
@@ -220,25 +223,24 @@ func (s *Session) fillLocked(target int) {
 			return
 		}
 		snd := &st.send
-		if snd.buf.Len() == 0 { // the end alone
+		if snd.unframed() == 0 { // the end alone
 			sn.marks.add(off, st)
 			sn.appendFrame(wire.AppendStreamFrameHeader(sn.hdr[:0], st.id, snd.framed, 0, true))
 			s.finFramedLocked(st)
 			continue
 		}
 		hl := int64(wire.StreamFrameHeaderLen(st.id, snd.framed, int(sn.segSize)))
-		n := min(uint64(snd.buf.Len()), snd.limit-snd.framed, sn.segSize-uint64(hl), uint64(room-hl), ss.connCredit())
-		fin := snd.state == sendClosing && n == uint64(snd.buf.Len())
+		n := min(uint64(snd.unframed()), snd.limit-snd.framed, sn.segSize-uint64(hl), uint64(room-hl), ss.connCredit())
+		fin := snd.state == sendClosing && n == uint64(snd.unframed())
 		sn.marks.add(off, st)
-		sn.pend.Append(wire.AppendStreamFrameHeader(sn.hdr[:0], st.id, snd.framed, int(n), fin))
-		snd.buf.moveTo(&sn.pend, int(n))
-		countCopyOut(int(n))
+		sn.pend.appendData(off, wire.AppendStreamFrameHeader(sn.hdr[:0], st.id, snd.framed, int(n), fin), st, snd.framed, int(n))
+		snd.buf.sent(snd.framed, int(n), fin) // no copy: the path writer copies from the buffer (framedq.go)
 		sn.frameEnded()
 		s.dataFramedLocked()
 		snd.framed += n
 		ss.connSent += n // new bytes: a frame is framed once (RFC 9000 §4.1 counts the highest offset sent)
 		ss.unqueueLocked(n)
-		if free, wake := s.snd.bufCap-snd.buf.Len(), writeWake(s.snd.bufCap); free >= wake && free-int(n) < wake {
+		if free, wake := s.snd.bufCap-snd.unframed(), writeWake(s.snd.bufCap); free >= wake && free-int(n) < wake {
 			st.wgate.signal() // a Write waiting for its buffer has room worth a wake-up
 		}
 		if fin {
@@ -291,7 +293,7 @@ func (sn *sender) streamRoom(off uint64) int64 {
 // byte of data, which the peer's connection credit must allow too (an end
 // alone takes none: its final size is what was framed).
 func (sn *sender) frameFits(st *Stream, room int64, credit uint64) bool {
-	if st.send.buf.Len() == 0 {
+	if st.send.unframed() == 0 {
 		return room >= int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, 0))
 	}
 	return credit > 0 && room > int64(wire.StreamFrameHeaderLen(st.id, st.send.framed, int(sn.segSize)))

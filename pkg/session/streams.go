@@ -40,7 +40,6 @@ func maxStreamWindow(recv int) int { return recv / 3 * 2 }
 type streamSet struct {
 	s        *Session
 	byID     map[uint64]*Stream
-	resets   int // streams whose send side this end reset, ever (resetpad.go looks for their frames only if any)
 	isClient bool
 
 	local [2]localStreams // by type: streams this end opens
