@@ -94,11 +94,16 @@ func (q *framedQueue) take(g *segment, from uint64, n int) {
 // A segment sent again carries no data of a stream this end has reset
 // (RFC 9000 §13.3: "Application data sent in STREAM frames is
 // retransmitted in new STREAM frames unless the endpoint has sent a
-// RESET_STREAM for that stream"). Segments keep their sequence numbers and
-// connection offsets, so a frame cannot be left out: a reset stream's
-// frame goes as PADDING (0x00 bytes, which the peer skips), header
-// included, and the peer never sees its bytes after its RESET_STREAM. Its
-// send buffer was given back at the reset (sendBuf.drop).
+// RESET_STREAM for that stream"), nor does one cut before the reset and
+// sent for the first time after it (§3.3: "A sender MUST NOT send a STREAM
+// or STREAM_DATA_BLOCKED frame for a stream in the "Reset Sent" state or
+// any terminal state -- that is, after sending a RESET_STREAM frame"; such
+// a segment went out with its data until 29 Nov). Segments keep their
+// sequence numbers and connection offsets, so a frame cannot be left out:
+// a reset stream's frame goes as PADDING (0x00 bytes, which the peer
+// skips), header included, and the peer never sees its bytes after its
+// RESET_STREAM. Its send buffer was given back at the reset
+// (sendBuf.drop).
 func appendPayload(dst []byte, g *segment) []byte {
 	prev := uint64(0)
 	for _, r := range g.refs {

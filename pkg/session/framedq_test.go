@@ -53,8 +53,11 @@ func TestFramedQueueModel(t *testing.T) {
 		if q.Len() != len(want) {
 			t.Fatalf("seed %d: Len %d, want %d", seed, q.Len(), len(want))
 		}
-		// A stream reset before its frames go: they go as PADDING
-		// (RFC 9000 §13.3), header included.
+		// A stream reset after its frames were framed and before they go:
+		// they go as PADDING, header included (RFC 9000 §3.3: "A sender
+		// MUST NOT send a STREAM or STREAM_DATA_BLOCKED frame for a stream
+		// in the "Reset Sent" state or any terminal state -- that is,
+		// after sending a RESET_STREAM frame").
 		if rng.IntN(2) == 0 {
 			st := streams[rng.IntN(len(streams))]
 			st.send.err = errFlushing

@@ -13,9 +13,17 @@ import "sync"
 // frames is retransmitted in new STREAM frames unless the endpoint has
 // reset the corresponding stream").
 //
-// Bound: it holds at most written−acknowledged bytes, which the caller caps
-// (the stream's send buffer, Config.SendBuffer), in as many blocks plus
-// one. Not safe for concurrent use: its owner serialises.
+// In the session a retransmission is the same segment sent again, its
+// bytes copied afresh from here (framedq.go); next and lost, which re-frame
+// lost ranges, are this type's model (TestSendBufRecvBufModel), not yet
+// the session's.
+//
+// Bound: it holds the written bytes not yet acknowledged, in as many
+// blocks of bufBlock bytes plus one. The session caps them: what is not
+// framed at Config.SendBuffer per stream, what is framed and not
+// acknowledged at Config.MaxUnackedBytes for all streams together; and an
+// idle stream whose bytes are all acknowledged holds no block. Not safe
+// for concurrent use: Session.mu guards it.
 type sendBuf struct {
 	base   uint64   // offset of blocks[0]: at or below acked, less than a block below
 	acked  uint64   // every byte below it is acknowledged
