@@ -21,8 +21,11 @@ import "sync"
 // Bound: it holds the written bytes not yet acknowledged, in as many
 // blocks of bufBlock bytes plus one. The session caps them: what is not
 // framed at Config.SendBuffer per stream, what is framed and not
-// acknowledged at Config.MaxUnackedBytes for all streams together; and an
-// idle stream whose bytes are all acknowledged holds no block. Not safe
+// acknowledged at Config.MaxUnackedBytes for all streams together, so a
+// session holds at most those bytes plus one partly used block per stream
+// (Config.MaxStreams of the peer's, and the application's own); an idle
+// stream whose bytes are all acknowledged holds no block
+// (TestSendBufBlocks). Not safe
 // for concurrent use: Session.mu guards it.
 type sendBuf struct {
 	base   uint64   // offset of blocks[0]: at or below acked, less than a block below

@@ -191,30 +191,34 @@ func TestSessionSendRoomWakes(t *testing.T) {
 	})
 }
 
-// Issue 19, finding 9 (memory): a stream buffer is a byteQueue of 64 KiB
+// Issue 19, finding 9 (memory): a stream buffer was a byteQueue of 64 KiB
 // chunks, so a peer that sends 3 bytes on each of 4,096 streams made the
-// session hold 256 MiB for 12 KiB of data. A stream's queue (sparse) starts
-// with a 1 KiB chunk and holds none once emptied.
-func TestSparseQueueSmallChunks(t *testing.T) {
-	q := byteQueue{recycle: true, sparse: true}
-	q.Append([]byte("GET"))
-	if len(q.chunks) != 1 || cap(q.chunks[0]) != smallChunk {
-		t.Fatalf("3 bytes in %d chunks, the first of %d bytes; want one of %d", len(q.chunks), cap(q.chunks[0]), smallChunk)
+// session hold 256 MiB for 12 KiB of data. A stream's send buffer
+// (sendBuf) holds its bytes in blocks of bufBlock (4 KiB), keeps them until
+// they are acknowledged, and holds none once all of them are, or once the
+// stream is reset.
+func TestSendBufBlocks(t *testing.T) {
+	var b sendBuf
+	b.write([]byte("GET"))
+	if len(b.blocks) != 1 || len(b.blocks[0]) != bufBlock {
+		t.Fatalf("3 bytes in %d blocks; want one of %d bytes", len(b.blocks), bufBlock)
 	}
-	q.Append(make([]byte, 100<<10)) // grows with chunks of at least 64 KiB
-	if n := len(q.chunks); n != 2 || cap(q.chunks[1]) < chunkSize {
-		t.Errorf("100 KiB more in %d chunks, want the small one and one of ≥ 64 KiB", n)
+	b.write(make([]byte, 100<<10))
+	if n, want := len(b.blocks), (3+100<<10+bufBlock-1)/bufBlock; n != want {
+		t.Errorf("100 KiB more in %d blocks, want %d", n, want)
 	}
-	q.Read(make([]byte, q.Len()))
-	if len(q.chunks) != 0 || q.Len() != 0 {
-		t.Errorf("emptied queue keeps %d chunks", len(q.chunks))
+	b.ackedRange(0, int(b.end), false)
+	if len(b.blocks) != 0 {
+		t.Errorf("every byte acknowledged, %d blocks kept", len(b.blocks))
 	}
-	q.Append([]byte("again"))
-	var p byteQueue
-	p.recycle = true
-	q.moveTo(&p, 5)
-	if len(q.chunks) != 0 || p.Len() != 5 {
-		t.Errorf("after moveTo: %d chunks left, %d bytes moved", len(q.chunks), p.Len())
+	b.write([]byte("again"))
+	if got := string(b.appendTo(nil, b.end-5, 5)); got != "again" || len(b.blocks) != 1 {
+		t.Errorf("after it: %q in %d blocks", got, len(b.blocks))
+	}
+	b.drop(b.end)
+	b.ackedRange(b.end-5, 5, false) // an Ack after the reset changes nothing
+	if len(b.blocks) != 0 {
+		t.Errorf("reset, %d blocks kept", len(b.blocks))
 	}
 }
 
