@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
@@ -335,45 +334,4 @@ func (r *receiver) ackReqDue(now time.Time) {
 	}
 	r.ackDue = max2(now, r.lastReqAck.Add(ackReqInterval))
 	r.lastReqAck = r.ackDue
-}
-
-// segBufPool and segBufPoolLarge recycle the payload copies of sent
-// segments awaiting their Ack (getSegBuf, putSegBuf). They hold array
-// pointers, so that neither Get nor Put allocates. A segment of the default
-// size fills its buffer exactly: with one 2 KiB class, 41% of every copy
-// was slack, and the copies are most of a sending session's heap (issue
-// 30's server memory). Bound: the buffers out of the pools hold the
-// unacknowledged segments, at most the peer's window and
-// Config.MaxUnackedBytes of payload, each in at most max(segBufCap,
-// payload) bytes (one segment is at most 16 KiB, Config.SegmentSize).
-var (
-	segBufPool      = sync.Pool{New: func() any { return new([segBufCap]byte) }}
-	segBufPoolLarge = sync.Pool{New: func() any { return new([segBufCapLarge]byte) }}
-)
-
-const (
-	segBufCap      = DefaultSegmentSize // bytes: a default segment, or a shorter one
-	segBufCapLarge = 2048               // bytes: a segment of up to 2 KiB (Config.SegmentSize above the default)
-)
-
-// getSegBuf returns an empty buffer for n bytes, from a pool if n fits one
-// of its classes.
-func getSegBuf(n int) []byte {
-	switch {
-	case n <= segBufCap:
-		return segBufPool.Get().(*[segBufCap]byte)[:0]
-	case n <= segBufCapLarge:
-		return segBufPoolLarge.Get().(*[segBufCapLarge]byte)[:0]
-	}
-	return make([]byte, 0, n)
-}
-
-// putSegBuf gives b back to the pool of its class, if it came from one.
-func putSegBuf(b []byte) {
-	switch cap(b) {
-	case segBufCap:
-		segBufPool.Put((*[segBufCap]byte)(b[:segBufCap]))
-	case segBufCapLarge:
-		segBufPoolLarge.Put((*[segBufCapLarge]byte)(b[:segBufCapLarge]))
-	}
 }
