@@ -84,7 +84,7 @@ type ConnInfo struct {
 	InFlightBytes    uint64 // connection-level bytes sent and not yet acknowledged by the peer
 	UnackedSegments  uint64 // connection-level segments sent and not yet acknowledged
 	RetransmitQueued uint64 // segments waiting to be re-sent (lost or reinjected); SendNext takes these first
-	NextSeq          uint64 // sequence number the next new segment will get
+	NextSeq          uint64 // sequence number of the next new segment SendNext sends: the lowest one not yet sent (a segment a SendSeq skipped is already cut, and is still the next)
 	SegmentSize      uint64 // payload of a full segment, bytes
 
 	// The data's stream: the stream of the first record that begins in the
