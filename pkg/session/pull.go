@@ -111,8 +111,10 @@ func frameLen(g *segment) uint64 {
 const maxWriteBatch = 32 << 10
 
 // writeLoop hands the segments queued for p to quic-go, up to maxWriteBatch
-// bytes per write, through the limiter. While it has none it is idle and
-// the path counts as pulled.
+// bytes per write, through the limiter. It copies each segment into its
+// batch under Session.mu, the data from the streams' send buffers
+// (appendPayload): the send side's second and last copy. While it has none
+// it is idle and the path counts as pulled.
 func (s *Session) writeLoop(p *path) {
 	w := &p.pw
 	var buf []byte
