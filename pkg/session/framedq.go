@@ -38,7 +38,22 @@ type framedQueue struct {
 	refs   []dataRef // the queued frames' data, refs[head:], in order
 	head   int
 	data   int // bytes the queued refs stand for
+
+	// Storage for the inline bytes and refs of the segments take makes,
+	// not handed out yet: one allocation for many segments, as newSegment
+	// does for the segments themselves, so the scheduling round that cuts
+	// them allocates nothing per segment. A slab stays in memory while any
+	// segment that took from it is unacknowledged.
+	byteSlab []byte
+	refSlab  []dataRef
 }
+
+// Slab sizes: a segment of one STREAM frame takes a header of about 8
+// inline bytes and one ref.
+const (
+	byteSlabSize = 4 << 10 // bytes
+	refSlabSize  = 256     // refs
+)
 
 // Len is the queue's length in connection bytes: inline and data.
 func (q *framedQueue) Len() int { return q.inline.Len() + q.data }
@@ -64,9 +79,14 @@ func (q *framedQueue) appendData(coff uint64, hdr []byte, st *Stream, off uint64
 // take moves the frames of connection bytes [from, from+n), whole frames,
 // into g's inline bytes and refs.
 func (q *framedQueue) take(g *segment, from uint64, n int) {
+	end := from + uint64(n)
+	k := 0
+	for k < len(q.refs)-q.head && q.refs[q.head+k].pos < end {
+		k++
+	}
+	g.refs = q.carveRefs(k)
 	inline := n
-	g.refs = g.ref1[:0]
-	for q.head < len(q.refs) && q.refs[q.head].pos < from+uint64(n) {
+	for i := range g.refs {
 		r := q.refs[q.head]
 		q.refs[q.head] = dataRef{}
 		q.head++
@@ -74,17 +94,45 @@ func (q *framedQueue) take(g *segment, from uint64, n int) {
 		r.pos = r.pos - from - uint64(n-inline)
 		inline -= int(r.n)
 		q.data -= int(r.n)
-		g.refs = append(g.refs, r)
+		g.refs[i] = r
 	}
 	if q.head == len(q.refs) {
 		q.refs, q.head = q.refs[:0], 0
 	}
-	if inline <= len(g.inl) {
-		g.data = g.inl[:inline]
-	} else {
-		g.data = make([]byte, inline)
-	}
+	g.data = q.carveBytes(inline)
 	q.inline.Read(g.data)
+}
+
+// carveBytes returns n bytes of storage from the byte slab, or of their
+// own when n is a large share of a slab (a segment of many control
+// frames).
+func (q *framedQueue) carveBytes(n int) []byte {
+	if n > len(q.byteSlab) {
+		if n > byteSlabSize/8 {
+			return make([]byte, n)
+		}
+		q.byteSlab = make([]byte, byteSlabSize)
+	}
+	b := q.byteSlab[:n:n]
+	q.byteSlab = q.byteSlab[n:]
+	return b
+}
+
+// carveRefs returns k refs of storage from the ref slab (nil for none), or
+// of their own when k is a large share of a slab.
+func (q *framedQueue) carveRefs(k int) []dataRef {
+	switch {
+	case k == 0:
+		return nil
+	case k > len(q.refSlab):
+		if k > refSlabSize/8 {
+			return make([]dataRef, k)
+		}
+		q.refSlab = make([]dataRef, refSlabSize)
+	}
+	r := q.refSlab[:k:k]
+	q.refSlab = q.refSlab[k:]
+	return r
 }
 
 // appendPayload appends g's frames to dst, the stream data copied from
@@ -121,9 +169,11 @@ func appendPayload(dst []byte, g *segment) []byte {
 }
 
 // ackRefs tells the streams' send buffers that g's data was acknowledged,
-// so that they free what no segment refers to any more.
+// so that they free what no segment refers to any more, and clears g's
+// refs, so that the slab they lie in keeps no stream alive.
 func ackRefs(g *segment) {
 	for _, r := range g.refs {
 		r.st.send.buf.ackedRange(r.off, int(r.n), false)
 	}
+	clear(g.refs)
 }

@@ -109,3 +109,45 @@ type frameSpan struct {
 	start, end int
 	st         *Stream
 }
+
+// The scheduler's round frames and cuts segments, so cutting must not
+// allocate per segment, even for a segment of several frames (requests and
+// short answers of several streams): its inline bytes and refs come from
+// slabs, one allocation per many segments, as segments themselves do
+// (newSegment).
+func TestFramedQueueCutAllocs(t *testing.T) {
+	var q framedQueue
+	q.inline.recycle = true
+	streams := make([]*Stream, 4)
+	for i := range streams {
+		streams[i] = &Stream{id: uint64(4 * i)}
+	}
+	p := make([]byte, 100)
+	var hb [maxFrameHeader]byte
+	var coff uint64
+	var segs [64]segment
+	round := func() {
+		for i := range segs {
+			g := &segs[i]
+			from := coff
+			for _, st := range streams { // four frames of 100 bytes: 4 headers and 4 refs
+				st.send.buf.write(p)
+				hdr := wire.AppendStreamFrameHeader(hb[:0], st.id, st.send.framed, len(p), false)
+				q.appendData(coff, hdr, st, st.send.framed, len(p))
+				st.send.framed += uint64(len(p))
+				coff += uint64(len(hdr) + len(p))
+			}
+			*g = segment{}
+			q.take(g, from, int(coff-from))
+			ackRefs(g)
+		}
+	}
+	round()
+	round()
+	allocs := testing.AllocsPerRun(20, round) // per 64 segments
+	// (Under the race detector sync.Pool drops a quarter of its Puts on
+	// purpose, so the send buffers' blocks are allocated again.)
+	if per := allocs / float64(len(segs)); per > 0.1 && !raceEnabled {
+		t.Errorf("%.2f allocations per segment of 4 frames, want at most 0.1", per)
+	}
+}

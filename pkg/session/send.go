@@ -24,9 +24,6 @@ type segment struct {
 	deferred  bool    // unsent, set aside while its stream is parked (park.go)
 	first     uint8   // slot+1 of the path that took its first transmission (0: not sent)
 	stream    *Stream // the stream of its first new record, or nil (recordMarks)
-
-	inl  [16]byte   // storage for data when it fits (a STREAM frame's header)
-	ref1 [1]dataRef // storage for refs when it has one
 }
 
 // sender is the connection-level send state, guarded by Session.mu.
