@@ -88,9 +88,15 @@ func TestLockOpsPerSegment(t *testing.T) {
 		// the path writer's batches and its wake-ups, Write's waits) and
 		// 1.90 for the receiver (a Read woken per frame that arrives while
 		// it waits, and a read of quic-go's stream per packet or two) on
-		// 28 Nov 2026; the bounds catch a wake-up added per segment.
-		if cliH > 1 || srvH > 2.5 {
-			t.Errorf("goroutine handoffs per segment: sender %.2f, receiver %.2f; want at most 1 and 2.5", cliH, srvH)
+		// 28 Nov 2026; the bounds catch a wake-up added per segment. Since
+		// 29 Nov 2026 (afternoon) the receiver's path reader posts its
+		// segments to the loop (rxbatch.go, issue 30 item 3: "Path
+		// goroutines only move datagrams and post events"), one wake-up of
+		// the loop per batch: on this emulated path, which delivers a
+		// segment per read of the path's stream, one per segment (2.85 in
+		// all), on loopback one per 40 or so (docs/performance.md).
+		if cliH > 1 || srvH > 3 {
+			t.Errorf("goroutine handoffs per segment: sender %.2f, receiver %.2f; want at most 1 and 3", cliH, srvH)
 		}
 	})
 }

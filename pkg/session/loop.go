@@ -15,9 +15,10 @@ import (
 //     (s.wake: a Write, an Ack, a path event); a scheduler that is not
 //     sched.Quick decides beside the loop instead, on the decider
 //     (decider.go), which the send pass pokes;
-//   - the ack pass (ackPass) sends the Ack when one is due and a receiver
-//     report at the end of a report interval (s.ackWake: a segment
-//     arrived, the application read).
+//   - the ack pass (ackPass) processes the segments the paths' data
+//     readers posted (rxbatch.go), then sends the Ack when one is due and a
+//     receiver report at the end of a report interval (s.ackWake: a batch
+//     of segments posted, the application read).
 //
 // A pass is not run for the other's event: an Ack due every eighth segment
 // costs the ack pass alone. Each pass returns its next deadline
@@ -191,15 +192,22 @@ type ackPassState struct {
 	buf []byte
 }
 
-// ackPass sends the Ack when one is due, and a receiver report at the end
-// of every ReportInterval in which something was received
-// (reportDueLocked). It returns its next deadline: zero with no Ack pending
+// ackPass processes the segments the paths' readers posted, then sends the
+// Ack when one is due, and a receiver report at the end of every
+// ReportInterval in which something was received (reportDueLocked). It returns its next deadline: zero with no Ack pending
 // and nothing received. It returns false once the session is closed.
 func (s *Session) ackPass(st *ackPassState) (time.Time, bool) {
 	s.mu.Lock()
 	d := deadline{now: s.now()} // under the lock: no event of the state read below is later
 	now := d.now
 	if s.closed {
+		s.mu.Unlock()
+		return time.Time{}, false
+	}
+	if s.receivedLocked(now) { // the segments the paths' readers posted (rxbatch.go)
+		poke(s.wake)
+	}
+	if s.closed { // a segment refused
 		s.mu.Unlock()
 		return time.Time{}, false
 	}

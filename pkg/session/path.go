@@ -234,9 +234,11 @@ func (s *Session) datagramLoop(p *path) {
 			// datagram that came before it (its last Ack) was handled.
 			if ae, ok := peerCloseCode(err); ok {
 				s.mu.Lock()
-				if err := s.drainLocked(s.now()); err != nil { // the Acks that came before the close first
+				now := s.now()
+				if err := s.drainLocked(now); err != nil { // the Acks that came before the close first
 					s.closeLocked(err, codeForErr(err))
 				}
+				s.receivedLocked(now) // and the segments the readers posted (rxbatch.go)
 				s.peerClosedLocked(ae)
 				s.mu.Unlock()
 			}
@@ -249,10 +251,13 @@ func (s *Session) datagramLoop(p *path) {
 	}
 }
 
-// datagramDecoder holds the frames a datagram loop decodes into.
+// datagramDecoder holds the frames a datagram loop decodes into, and the
+// batches it posts the segments in datagrams in (rxbatch.go).
 type datagramDecoder struct {
-	ack wire.Ack
-	rep wire.Report
+	ack  wire.Ack
+	rep  wire.Report
+	rx   [rxDepth]*rxBatch // one segment each, posted in turn
+	next int               // the batch for the next segment
 }
 
 // datagramReceived handles one datagram from the peer; an error is a
@@ -273,7 +278,7 @@ func (s *Session) datagramReceived(p *path, d *datagramDecoder, b []byte) error 
 		if err != nil {
 			return protocolErr(fmt.Errorf("segment datagram: %w", err))
 		}
-		return s.segmentReceived(p, seg, true)
+		return s.postDatagramSegment(p, d, seg)
 	case wire.TypeAck:
 		if err := wire.ParseAck(b, &d.ack); err != nil {
 			return protocolErr(err)

@@ -10,8 +10,8 @@ import (
 
 // Read buffers of a path's data stream (bytes): the handshake is read
 // through handshakeReadBuf (its frames are under 100 bytes), segments
-// through dataReadBuf, which holds several whole segments so that
-// bufferedSegments handles them under one lock.
+// through dataReadBuf, which holds several whole segments so that the loop
+// processes them as one batch (rxbatch.go).
 const (
 	handshakeReadBuf = 512
 	dataReadBuf      = 64 << 10
@@ -34,13 +34,17 @@ func (s *Session) readLoop(p *path) {
 	}
 }
 
-// readSegments hands the segments of p's data stream to the session until
-// the stream fails (the read error: io.EOF at a clean end, a wire
-// ErrMalformed error for a malformed or truncated frame) or the session
-// refuses a segment (a connection error, conn set). The frames that lie
-// whole in the path's read buffer are handled in place (no copy) and
-// together, under one acquisition of s.mu with one clock reading; a frame
-// that arrived in part waits in the buffer for the rest (segReader).
+// readSegments hands the segments of p's data stream to the loop until the
+// stream fails (the read error: io.EOF at a clean end, a wire ErrMalformed
+// error for a malformed or truncated frame) or the session ends (conn set).
+// The frames that lie whole in the path's read buffer are parsed in place (no
+// copy) and posted to the loop together, in batches of at most maxReadBatch
+// (rxbatch.go); a frame that arrived in part waits in the buffer for the rest
+// (segReader). While the loop processes its batches, the reader reads on into
+// the buffer's free space and posts the next, up to rxDepth batches at once;
+// it waits for the loop when it has rxDepth batches posted and more to post,
+// before it moves the buffer's contents, and before it returns, so every
+// segment read is processed before the path is ended.
 //
 // An idle path costs little: the stream is read through the handshake's
 // small buffer until the first segment's bytes arrive, and only then
@@ -52,24 +56,69 @@ func (s *Session) readSegments(p *path) (conn bool, err error) {
 	// Once drained, the small reader reads straight into segReader's
 	// buffer: its reads are at least minSegRead bytes, more than its own.
 	rd := segReader{src: p.in, buf: make([]byte, dataReadBuf)}
-	for {
-		n, err := s.bufferedSegments(p, &rd)
-		if err != nil {
-			return true, err
+	var ring [rxDepth]*rxBatch
+	for i := range ring {
+		ring[i] = newRxBatch(p)
+	}
+	head, count := 0, 0 // ring[head] is the oldest of count posted batches
+	posted := 0         // bytes at the front of rd's buffer that posted batches hold
+	// settle waits for the oldest posted batch and consumes its bytes; false:
+	// the session ended.
+	settle := func() bool {
+		b := ring[head]
+		if !s.waitBatch(b) {
+			return false
 		}
-		if n > 0 {
+		rd.discard(b.used)
+		posted -= b.used
+		head, count = (head+1)%rxDepth, count-1
+		return true
+	}
+	for {
+		if count < rxDepth {
+			b := ring[(head+count)%rxDepth]
+			if err := b.parse(rd.buffered()[posted:]); err != nil {
+				return true, protocolErr(err)
+			}
+			if b.n > 0 {
+				s.postBatch(b)
+				posted += b.used
+				count++
+				continue
+			}
+		}
+		if count > 0 && (rd.room() < minSegRead || count == rxDepth && wholeSegment(rd.buffered()[posted:])) {
+			// No room to read into without moving the posted bytes, or a
+			// whole segment waits for a batch.
+			if !settle() {
+				return true, ErrClosed
+			}
 			continue
 		}
-		// Nothing, or only part of the next frame, is buffered.
+		// Nothing, or only part of the next frame, is buffered after the
+		// posted batches, and a whole frame fits after what is buffered (or
+		// nothing is posted, and fill may move what is buffered).
 		err = rd.fill()
 		s.handoffs.add() // it waited for quic-go to have stream data
 		if err != nil {
+			for count > 0 {
+				if !settle() {
+					return true, ErrClosed
+				}
+			}
 			if errors.Is(err, io.EOF) && len(rd.buffered()) > 0 {
 				err = fmt.Errorf("%w: truncated frame", wire.ErrMalformed)
 			}
 			return false, err
 		}
 	}
+}
+
+// wholeSegment reports whether b begins with a whole segment frame (or a
+// malformed one, which the next parse reports).
+func wholeSegment(b []byte) bool {
+	_, n, err := wire.ParseSegment(b)
+	return n > 0 || err != nil
 }
 
 // segReader is a path's read buffer for segment frames. It reads from the
@@ -91,6 +140,9 @@ type segReader struct {
 const minSegRead = wire.MaxSegmentPayload + 32
 
 func (b *segReader) buffered() []byte { return b.buf[b.r:b.w] }
+
+// room is the free space after what is buffered, bytes.
+func (b *segReader) room() int { return len(b.buf) - b.w }
 
 // discard consumes n buffered bytes.
 func (b *segReader) discard(n int) {
@@ -119,52 +171,4 @@ func (b *segReader) fill() error {
 		}
 	}
 	return io.ErrNoProgress
-}
-
-// maxReadBatch bounds the segments handled under one acquisition of s.mu,
-// so that a stream reader or the ack pass waits for the lock no longer than
-// that.
-const maxReadBatch = 16
-
-// bufferedSegments handles the whole segment frames at the front of p's read
-// buffer (at most maxReadBatch) and consumes them; it returns how many it
-// handled (0 if the first frame is incomplete). An error is a connection
-// error.
-func (s *Session) bufferedSegments(p *path, rd *segReader) (int, error) {
-	b := rd.buffered()
-	seg, n, err := wire.ParseSegment(b)
-	if err != nil {
-		return 0, protocolErr(err)
-	}
-	if n == 0 {
-		return 0, nil // nothing whole yet: no lock taken for it
-	}
-	used, k := 0, 0
-	now := s.now()
-	s.mu.Lock()
-	for {
-		if err := s.segmentReceivedLocked(p, seg, now, false); err != nil {
-			s.mu.Unlock()
-			return k, err
-		}
-		used += n
-		k++
-		if k == maxReadBatch {
-			break
-		}
-		if seg, n, err = wire.ParseSegment(b[used:]); err != nil {
-			s.mu.Unlock()
-			return k, protocolErr(err)
-		}
-		if n == 0 {
-			break
-		}
-	}
-	wake := p.tr == nil && p.sv.segmentsArrived(now)
-	s.mu.Unlock()
-	if wake {
-		poke(s.wake)
-	}
-	rd.discard(used)
-	return k, nil
 }

@@ -59,7 +59,9 @@ func TestReadSegments(t *testing.T) {
 			stream = append(wire.AppendSegmentHeader(stream, g.Seq, g.Offset, len(g.Payload)), g.Payload...)
 		}
 		sp.p.in = bufio.NewReaderSize(&chunkReader{b: stream, rng: rng, max: maxRead}, 64<<10)
+		stop := sp.serveBatches()
 		conn, err := sp.s.readSegments(sp.p)
+		stop()
 		if conn || err != io.EOF {
 			t.Fatalf("reads of ≤ %d bytes: stopped with %v (connection error %v), want io.EOF", maxRead, err, conn)
 		}
@@ -91,7 +93,9 @@ func TestReadSegmentsMalformed(t *testing.T) {
 				bad = good[:len(good)-1]
 			}
 			sp.p.in = bufio.NewReader(&chunkReader{b: bad, rng: rand.New(rand.NewPCG(1, 1)), max: maxRead})
+			stop := sp.serveBatches()
 			_, err := sp.s.readSegments(sp.p)
+			stop()
 			if !errors.Is(err, wire.ErrMalformed) {
 				t.Errorf("truncated %v, reads of ≤ %d bytes: err = %v, want a malformed frame", truncated, maxRead, err)
 			}

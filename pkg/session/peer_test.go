@@ -83,14 +83,51 @@ func (sp *scriptedPeer) cut(n int) wire.Segment {
 	return seg
 }
 
-// segment delivers seg; it returns the session's verdict.
+// segment delivers seg on the path's stream, as the loop processes what
+// the path's reader posts; it returns the session's verdict.
 func (sp *scriptedPeer) segment(seg wire.Segment) error {
-	return sp.s.segmentReceived(sp.p, seg, false)
+	s := sp.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.segmentReceivedLocked(sp.p, seg, s.now(), false)
+}
+
+// serveBatches stands in for the loop's ack pass, which the scripted
+// session lacks: until stop is called, it processes the segment batches the
+// path's reader posts (rxbatch.go). stop returns once it has ended.
+func (sp *scriptedPeer) serveBatches() (stop func()) {
+	quit, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			select {
+			case <-sp.s.ackWake:
+				sp.s.mu.Lock()
+				sp.s.receivedLocked(sp.s.now())
+				sp.s.mu.Unlock()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() { close(quit); <-ended }
 }
 
 // datagram delivers one datagram on the scripted path: an Ack, a report,
-// or a segment in a datagram (Config.DatagramData at this peer).
-func (sp *scriptedPeer) datagram(b []byte) error { return sp.s.datagramReceived(sp.p, &sp.dec, b) }
+// or a segment in a datagram (Config.DatagramData at this peer), which the
+// datagram reader posts for the loop; the scripted session has no loop, so
+// it processes the posted segment at once, as the loop's ack pass would.
+// It returns the session's verdict.
+func (sp *scriptedPeer) datagram(b []byte) error {
+	s := sp.s
+	if err := s.datagramReceived(sp.p, &sp.dec, b); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.receiveBatchesLocked(s.now())
+	return err
+}
 
 // close ends the session (it has no QUIC connection to close).
 func (sp *scriptedPeer) close() {

@@ -66,20 +66,6 @@ func (r *receiver) init(cfg Config, now time.Time) {
 	r.nextSample = now.Add(r.seriesStep)
 }
 
-// segmentReceived handles one segment from path p, which came in a
-// datagram if dgram (Config.DatagramData at the peer) or on its stream.
-func (s *Session) segmentReceived(p *path, seg wire.Segment, dgram bool) error {
-	now := s.now()
-	s.mu.Lock()
-	wake := p.tr == nil && p.sv.segmentsArrived(now)
-	err := s.segmentReceivedLocked(p, seg, now, dgram)
-	s.mu.Unlock()
-	if wake {
-		poke(s.wake)
-	}
-	return err
-}
-
 // segmentReceivedLocked handles one segment from path p, received at now
 // (in a datagram if dgram, which makes an out-of-order one urgent to Ack);
 // s.mu is held. The segment's frames are processed at once, whatever its

@@ -25,8 +25,7 @@ import "sync"
 // session holds at most those bytes plus one partly used block per stream
 // (Config.MaxStreams of the peer's, and the application's own); an idle
 // stream whose bytes are all acknowledged holds no block
-// (TestSendBufBlocks). Not safe
-// for concurrent use: Session.mu guards it.
+// (TestSendBufBlocks). Not safe for concurrent use: Session.mu guards it.
 type sendBuf struct {
 	base   uint64   // offset of blocks[0]: at or below acked, less than a block below
 	acked  uint64   // every byte below it is acknowledged

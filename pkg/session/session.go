@@ -455,6 +455,7 @@ type Session struct {
 	wake       chan struct{} // pokes the loop's send pass (loop.go)
 	ackWake    chan struct{} // pokes the loop's ack pass
 	in         inbox         // control datagrams for the loop (inbox.go)
+	rx         rxQueue       // the paths' segments for the loop (rxbatch.go)
 	wg         sync.WaitGroup
 	life       lifecycle  // open → closing/draining → closed, and what the session owns (lifecycle.go)
 	log        logQueue   // Config.Logf, called outside every lock (logq.go)
