@@ -256,8 +256,9 @@ func (s *Session) datagramLoop(p *path) {
 type datagramDecoder struct {
 	ack  wire.Ack
 	rep  wire.Report
-	rx   [rxDepth]*rxBatch // one segment each, posted in turn
-	next int               // the batch for the next segment
+	rx   [rxDepth]*rxBatch // posted in turn
+	next int               // the batch to post next, once the loop has taken the last one
+	last *rxBatch          // the batch posted last
 }
 
 // datagramReceived handles one datagram from the peer; an error is a

@@ -41,7 +41,9 @@ func (s *Session) readLoop(p *path) {
 // copy) and posted to the loop together, in batches of at most maxReadBatch
 // (rxbatch.go); a frame that arrived in part waits in the buffer for the rest
 // (segReader). While the loop processes its batches, the reader reads on into
-// the buffer's free space and posts the next, up to rxDepth batches at once;
+// the buffer's free space, adds what it reads to the batch it posted last
+// while the loop has not taken that, and else posts the next, up to rxDepth
+// batches at once;
 // it waits for the loop when it has rxDepth batches posted and more to post,
 // before it moves the buffer's contents, and before it returns, so every
 // segment read is processed before the path is ended.
@@ -75,14 +77,26 @@ func (s *Session) readSegments(p *path) (conn bool, err error) {
 		return true
 	}
 	for {
-		if count < rxDepth {
-			b := ring[(head+count)%rxDepth]
-			if err := b.parse(rd.buffered()[posted:]); err != nil {
+		if count > 0 { // add to the batch posted last, if the loop has not taken it
+			k, err := s.rx.extend(ring[(head+count-1)%rxDepth], rd.buffered()[posted:])
+			if err != nil {
 				return true, protocolErr(err)
 			}
-			if b.n > 0 {
+			if k > 0 {
+				posted += k
+				continue
+			}
+		}
+		if count < rxDepth {
+			b := ring[(head+count)%rxDepth]
+			b.n, b.used = 0, 0
+			k, err := b.add(rd.buffered()[posted:])
+			if err != nil {
+				return true, protocolErr(err)
+			}
+			if k > 0 {
 				s.postBatch(b)
-				posted += b.used
+				posted += k
 				count++
 				continue
 			}

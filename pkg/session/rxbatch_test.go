@@ -90,37 +90,42 @@ func TestReaderPostsToTheLoopBounded(t *testing.T) {
 }
 
 // The same for the segments that come in datagrams (Config.DatagramData at
-// the peer): the datagram reader posts each to the loop, and waits once it
-// has rxDepth posted and unprocessed.
+// the peer): the datagram reader posts them to the loop, adding each to the
+// batch it posted last while the loop has not taken that, and waits once it
+// has rxDepth full batches posted and unprocessed.
 func TestDatagramSegmentsPostedToTheLoopBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sp := newScriptedPeer(t, nil)
 		sp.s.rcv.maxData = sp.s.rcv.nextMaxData()
+		const most = rxDepth * maxReadBatch
 		var dgs [][]byte
-		for range rxDepth + 1 {
+		for range most + 1 {
 			sp.data(0, []byte("datagram"))
 			g := sp.cut(1500)
 			dgs = append(dgs, append(wire.AppendSegmentHeader(nil, g.Seq, g.Offset, len(g.Payload)), g.Payload...))
 		}
-		for _, b := range dgs[:rxDepth] {
+		for _, b := range dgs[:most] {
 			if err := sp.s.datagramReceived(sp.p, &sp.dec, b); err != nil {
 				t.Fatal(err)
 			}
 		}
 		last := make(chan error, 1)
-		go func() { last <- sp.s.datagramReceived(sp.p, &sp.dec, dgs[rxDepth]) }()
+		go func() { last <- sp.s.datagramReceived(sp.p, &sp.dec, dgs[most]) }()
 		synctest.Wait()
 		select {
 		case err := <-last:
-			t.Fatalf("the reader posted a segment past %d unprocessed (err %v)", rxDepth, err)
+			t.Fatalf("the reader posted a segment past %d unprocessed (err %v)", most, err)
 		default:
 		}
+		sp.s.rx.mu.Lock()
+		batches := len(sp.s.rx.q)
+		sp.s.rx.mu.Unlock()
 		sp.s.mu.Lock()
 		processed := sp.s.rcv.next
 		sp.s.receivedLocked(sp.s.now())
 		sp.s.mu.Unlock()
-		if processed != 0 {
-			t.Fatalf("%d segments processed before the loop ran, want 0", processed)
+		if processed != 0 || batches != rxDepth {
+			t.Fatalf("%d segments processed before the loop ran, in %d batches; want 0, in %d", processed, batches, rxDepth)
 		}
 		if err := <-last; err != nil {
 			t.Fatal(err)
@@ -129,8 +134,8 @@ func TestDatagramSegmentsPostedToTheLoopBounded(t *testing.T) {
 		sp.s.receivedLocked(sp.s.now())
 		processed = sp.s.rcv.next
 		sp.s.mu.Unlock()
-		if processed != rxDepth+1 {
-			t.Fatalf("%d segments processed, want %d", processed, rxDepth+1)
+		if processed != most+1 {
+			t.Fatalf("%d segments processed, want %d", processed, most+1)
 		}
 		sp.close()
 	})
