@@ -100,8 +100,16 @@ const (
 // of it (mean of 3 seeds), against 0.11-0.35 with the rule on A only and 0
 // with a tracer. What remains is the estimate's: it leaves out what quic-go
 // sends again (signals.go), about a packet of B's window in this phase.
+//
+// The share of one run depends on which goroutine runs between a decision
+// and B's writer, so it varies from run to run: over 15 runs of seeds 1-3
+// it was 0.00-0.78 a seed at d04ad95f (mean 0.29), and 0.00-0.85 (mean
+// 0.32) once the paths' readers posted their segments to the loop
+// (rxbatch.go), whose means of 3 seeds then passed 0.5 in 1 run of 15 here
+// and in CI. The mean of 12 seeds passes 0.5 in about 0.15% of runs by a
+// bootstrap of those 45 shares; the bug gives 0.89-0.91 a seed.
 func TestPullRuleSparesSlowPath(t *testing.T) {
-	const seeds = 3
+	const seeds = 12
 	var sum float64
 	for seed := int64(1); seed <= seeds; seed++ {
 		mbps, stall, waiting := primeRun(t, seed)
