@@ -186,7 +186,7 @@ func (s *Session) receiveBatchesLocked(now time.Time) (sendDue bool, err error) 
 			}
 			err = s.segmentReceivedLocked(p, b.segs[i], now, b.dgram)
 		}
-		if b.n > 0 && !b.dgram && p.tr == nil && p.sv.segmentsArrived(now) {
+		if b.n > 0 && p.tr == nil && p.sv.segmentsArrived(now) {
 			sendDue = true
 		}
 		clear(b.segs[:b.n]) // keep nothing of the reader's buffer

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
@@ -139,4 +140,40 @@ func TestDatagramSegmentsPostedToTheLoopBounded(t *testing.T) {
 		}
 		sp.close()
 	})
+}
+
+// A segment that the loop takes from a path's reader is data heard on that
+// path, whichever reader posted it: a path without a tracer records it
+// (statsView.segmentsArrived), which its liveness and probing read
+// (signals.go, probe.go).
+func TestPostedSegmentsMarkThePathHeard(t *testing.T) {
+	for _, dgram := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			sp := newScriptedPeer(t, nil)
+			sp.p.tr = nil // the path reads quic-go's statistics (statsView)
+			sp.s.rcv.maxData = sp.s.rcv.nextMaxData()
+			sp.data(0, []byte("heard"))
+			g := sp.cut(1500)
+			if dgram {
+				b := append(wire.AppendSegmentHeader(nil, g.Seq, g.Offset, len(g.Payload)), g.Payload...)
+				if err := sp.datagram(b); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				b := newRxBatch(sp.p)
+				b.segs[0], b.n = g, 1
+				sp.s.postBatch(b)
+				sp.s.mu.Lock()
+				sp.s.receivedLocked(sp.s.now())
+				sp.s.mu.Unlock()
+			}
+			sp.s.mu.Lock()
+			heard := sp.p.sv.lastData
+			sp.s.mu.Unlock()
+			if !heard.Equal(time.Now()) {
+				t.Errorf("datagram %v: the path last heard data at %v, want now (%v)", dgram, heard, time.Now())
+			}
+			sp.close()
+		})
+	}
 }
