@@ -106,33 +106,31 @@ func (q *framedQueue) take(g *segment, from uint64, n int) {
 // carveBytes returns n bytes of storage from the byte slab, or of their
 // own when n is a large share of a slab (a segment of many control
 // frames).
-func (q *framedQueue) carveBytes(n int) []byte {
-	if n > len(q.byteSlab) {
-		if n > byteSlabSize/8 {
-			return make([]byte, n)
-		}
-		q.byteSlab = make([]byte, byteSlabSize)
-	}
-	b := q.byteSlab[:n:n]
-	q.byteSlab = q.byteSlab[n:]
-	return b
-}
+func (q *framedQueue) carveBytes(n int) []byte { return carve(&q.byteSlab, n, byteSlabSize) }
 
 // carveRefs returns k refs of storage from the ref slab (nil for none), or
 // of their own when k is a large share of a slab.
 func (q *framedQueue) carveRefs(k int) []dataRef {
-	switch {
-	case k == 0:
+	if k == 0 {
 		return nil
-	case k > len(q.refSlab):
-		if k > refSlabSize/8 {
-			return make([]dataRef, k)
-		}
-		q.refSlab = make([]dataRef, refSlabSize)
 	}
-	r := q.refSlab[:k:k]
-	q.refSlab = q.refSlab[k:]
-	return r
+	return carve(&q.refSlab, k, refSlabSize)
+}
+
+// carve returns n elements cut from the front of *slab, which it replaces
+// by a fresh slab of size elements when too few are left; n above an
+// eighth of a slab gets storage of its own, so that a large cut does not
+// waste most of a slab.
+func carve[T any](slab *[]T, n, size int) []T {
+	if n > len(*slab) {
+		if n > size/8 {
+			return make([]T, n)
+		}
+		*slab = make([]T, size)
+	}
+	s := (*slab)[:n:n]
+	*slab = (*slab)[n:]
+	return s
 }
 
 // appendPayload appends g's frames to dst, the stream data copied from
