@@ -28,7 +28,7 @@ class TestSpace(unittest.TestCase):
 
     def test_held_back_set_is_the_documented_one(self):
         self.assertEqual(sorted(self.held), ["held-3path", "held-commuter", "held-congested", "held-hetero-2path",
-                                             "held-rpc-verizon", "held-rtt-lossy", "held-verizon", "held-video-commuter",
+                                             "held-rpc-verizon", "held-rtt-deep", "held-rtt-lossy", "held-verizon", "held-video-commuter",
                                              "held-wifi-lte-drive"])
 
     def test_workload_settings_reuse_bulk_paths(self):
@@ -41,7 +41,7 @@ class TestSpace(unittest.TestCase):
         self.assertEqual(self.held["held-video-commuter"]["ranges"], self.held["held-commuter"]["ranges"])
         names = [os.path.basename(f)[: -len(".json")] for f in space.bulk_held_back_files()]
         self.assertEqual(names, ["held-3path", "held-commuter", "held-congested", "held-hetero-2path",
-                                 "held-rtt-lossy", "held-verizon", "held-wifi-lte-drive"])
+                                 "held-rtt-deep", "held-rtt-lossy", "held-verizon", "held-wifi-lte-drive"])
 
     def test_never_near_a_held_back_setting(self):
         sigs = {n: space.signature(h) for n, h in self.held.items()}
