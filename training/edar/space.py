@@ -48,7 +48,7 @@ TRACE_MEAN_BPS = {}  # filled lazily: mean delivery rate of each trace, bits/s
 RANGES = {
     "paths": (2, 3),
     "rate_bps": (2e6, 60e6),           # per path, down; up is 0.5-1x down
-    "owd_ms": (2.0, 60.0),             # one-way delay, so RTT 4-120 ms
+    "owd_ms": (2.0, 120.0),            # one-way delay, so RTT 4-240 ms
     "loss_zero_p": 0.5,                # share of lossless paths
     "loss": (1e-4, 2e-2),              # otherwise log-uniform
     "queue_bytes": (32 << 10, 1 << 20),
@@ -88,7 +88,7 @@ def traces_available():
 
 def _path(rng, i):
     rate = _logu(rng, *RANGES["rate_bps"])
-    owd = rng.uniform(*RANGES["owd_ms"])
+    owd = _logu(rng, *RANGES["owd_ms"])
     loss = 0.0 if rng.random() < RANGES["loss_zero_p"] else _logu(rng, *RANGES["loss"])
     q = int(_logu(rng, *RANGES["queue_bytes"]))
     jit = rng.uniform(*RANGES["jitter_ms"])

@@ -35,7 +35,7 @@ class TestSpace(unittest.TestCase):
         # The workload settings run on the paths of held-verizon and
         # held-commuter, so they reject no draw those do not (the training
         # data is the same with or without them), and EdAR-o's warm-up
-        # (online_gym.py --family heldback) keeps to the seven bulk settings.
+        # (online_gym.py --family heldback) keeps to the eight bulk settings.
         for wl, bulk in (("held-rpc-verizon", "held-verizon"), ("held-video-commuter", "held-commuter")):
             self.assertEqual(self.held[wl]["paths"], self.held[bulk]["paths"], wl)
         self.assertEqual(self.held["held-video-commuter"]["ranges"], self.held["held-commuter"]["ranges"])
@@ -55,6 +55,23 @@ class TestSpace(unittest.TestCase):
         self.assertFalse(space.near([(h[0][0] * 1.4, h[0][1]), (h[1][0], h[1][1])], h))
         self.assertFalse(space.near([(h[0][0], h[0][1]), (h[1][0], h[1][1] / 1.4)], h))
         self.assertFalse(space.near(h + [(5e6, 0.05)], h))
+
+    def test_delays_log_uniform(self):
+        # "Log-uniform where the range spans more than a factor of 10"
+        # (space.py): one-way delays span 60x, so a third of the paths'
+        # delays fall in the bottom quarter of the log range, not 7% as a
+        # uniform draw over 2-120 ms would give (and the pair of a very
+        # short path beside a long one is drawn often: held-rtt-deep's
+        # kind, docs/edar-generalisation.md).
+        lo, hi = space.RANGES["owd_ms"]
+        cut = lo * (hi / lo) ** 0.25
+        owds = [space._dur_s(p["down"]["delay"]) * 1e3 for sc in self.scs for p in sc["paths"]]
+        share = sum(1 for x in owds if x <= cut) / len(owds)
+        self.assertTrue(0.2 < share < 0.3, share)
+        pairs = sum(1 for sc in self.scs if len(sc["paths"]) == 2
+                    and min(space._dur_s(p["down"]["delay"]) for p in sc["paths"]) * 1e3 <= 6
+                    and max(space._dur_s(p["down"]["delay"]) for p in sc["paths"]) * 1e3 >= 60)
+        self.assertGreater(pairs / sum(1 for sc in self.scs if len(sc["paths"]) == 2), 0.05)
 
     def test_covers_the_ranges(self):
         rates, rtts = _rates_rtts(self.scs)
