@@ -211,9 +211,7 @@ func exchangeJoin(ctx context.Context, conn *quic.Conn, frame []byte) (*quic.Sen
 		return nil, nil, nil, joinHandshakeErr(err)
 	}
 	r := bufio.NewReaderSize(in, handshakeReadBuf)
-	stop := context.AfterFunc(ctx, func() { in.CancelRead(0) })
-	f, err := wire.ReadHandshake(r)
-	stop()
+	f, err := readHandshakeWithin(ctx, in, r)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()

@@ -253,9 +253,7 @@ func (l *Listener) handshake(conn *quic.Conn) {
 		return
 	}
 	r := bufio.NewReaderSize(in, handshakeReadBuf)
-	stop := context.AfterFunc(ctx, func() { in.CancelRead(0) })
-	f, err := wire.ReadHandshake(r)
-	stop()
+	f, err := readHandshakeWithin(ctx, in, r)
 	if err != nil {
 		closeConn(conn, codeProtocol, "bad session handshake")
 		return
