@@ -65,7 +65,14 @@ type dgLoss struct {
 	lastAckAt    time.Time // when the peer last acknowledged a segment this path carried
 	suspectSince time.Time // when the tail rule declared a loss with nothing acknowledged for a probe timeout (zero: not suspect)
 	lost         uint64    // segments declared lost on this path
+	ptoCount     int       // tail losses since the peer last acknowledged a segment of this path: the probe timeout's backoff exponent
 }
+
+// dgMaxPTOBackoff caps dgLoss.ptoCount's doubling: 2^16 probe timeouts of a
+// millisecond or more outlast Config.AckTimeout's default (a minute), which
+// ends a session its peer does not acknowledge, so the cap only keeps the
+// shift from overflowing.
+const dgMaxPTOBackoff = 16
 
 // sentLocked logs segment g taken by the path's writer at now.
 func (d *dgLoss) sentLocked(g *segment, now time.Time) {
@@ -87,7 +94,7 @@ func (d *dgLoss) sentLocked(g *segment, now time.Time) {
 // sequence number than segments taken before it, which an Ack with its
 // ranges cut at wire.MaxAckRanges may leave out though they arrived.
 func (d *dgLoss) ackedLocked(g *segment, now time.Time) {
-	d.lastAckAt, d.suspectSince = now, time.Time{}
+	d.lastAckAt, d.suspectSince, d.ptoCount = now, time.Time{}, 0
 	if !g.resent && g.dgIdx >= d.largestAcked {
 		d.largestAcked = g.dgIdx + 1
 	}
@@ -118,8 +125,11 @@ func (s *Session) dgLossLocked(now time.Time) (next time.Time) {
 // once the path has had no acknowledgement for a probe timeout (§6.2.1:
 // smoothed_rtt + max(4·rttvar, kGranularity) + max_ack_delay: probeTimeout), where RFC
 // 9002 would send a probe: here the retransmission is the probe, on the
-// path the scheduler picks. It returns when the front segment would
-// become lost.
+// path the scheduler picks. Each such tail loss doubles the probe timeout
+// until the peer acknowledges a segment of the path again (§6.2.1: "When a
+// PTO timer expires, the PTO backoff MUST be increased, resulting in the
+// PTO period being set to twice its current value"; dgLoss.ptoCount). It
+// returns when the front segment would become lost.
 func (s *Session) detectLostLocked(p *path, now time.Time) time.Time {
 	d := p.dg
 	sn := &s.snd
@@ -130,7 +140,13 @@ func (s *Session) detectLostLocked(p *path, now time.Time) time.Time {
 		rtt = initialRTT
 	}
 	thr := max(rtt*dgTimeThresholdNum/dgTimeThresholdDen, dgGranularity)
-	pto := probeTimeout(v.srtt, v.rttVar)
+	pto := probeTimeout(v.srtt, v.rttVar) << min(d.ptoCount, dgMaxPTOBackoff)
+	tail := false // a segment was declared lost by the tail rule
+	defer func() {
+		if tail {
+			d.ptoCount++
+		}
+	}()
 	for ; d.head < len(d.sent); d.head++ {
 		e := d.sent[d.head]
 		g := sn.get(e.seq)
@@ -148,8 +164,11 @@ func (s *Session) detectLostLocked(p *path, now time.Time) time.Time {
 			}
 			return due
 		}
-		if silent && !reordered && !early && d.suspectSince.IsZero() {
-			d.suspectSince = now
+		if silent && !reordered && !early {
+			tail = true
+			if d.suspectSince.IsZero() {
+				d.suspectSince = now
+			}
 		}
 		s.dgLostLocked(p, g, now)
 	}

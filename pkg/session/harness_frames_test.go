@@ -136,8 +136,9 @@ type frameCodec interface {
 	// streamRead decodes bytes the session wrote on path's data stream,
 	// in order, in pieces of any size.
 	streamRead(path int, p []byte) ([]frame, error)
-	// datagramRead decodes one QUIC datagram the session sent on path.
-	datagramRead(path int, b []byte) (frame, error)
+	// datagramRead decodes one QUIC datagram the session sent on path: one
+	// frame, or a segment (Config.DatagramData) and the frames it carries.
+	datagramRead(path int, b []byte) ([]frame, error)
 	// encode turns frames the peer writes into bytes for its data stream
 	// on one path and QUIC datagrams.
 	encode(fs []frame) (stream []byte, datagrams [][]byte, err error)
@@ -206,7 +207,30 @@ func (r *streamFrames) PathStatus(path, seq uint64, backup bool) error {
 	return r.add(pathStatusFrame{path, seq, backup})
 }
 
-func (c *wireV4) datagramRead(path int, b []byte) (frame, error) {
+func (c *wireV4) datagramRead(path int, b []byte) ([]frame, error) {
+	if len(b) > 0 && b[0] == wire.TypeSegment { // Config.DatagramData: one segment, alone in the datagram
+		seg, n, err := wire.ParseSegment(b)
+		if err != nil {
+			return nil, err
+		}
+		if n != len(b) {
+			return nil, fmt.Errorf("segment datagram of %d bytes holds a segment of %d", len(b), n)
+		}
+		c.sink.out = nil
+		if err := wire.ParseFrames(seg.Payload, &c.sink); err != nil {
+			return nil, err
+		}
+		return append([]frame{segmentFrame{Seq: seg.Seq, Offset: seg.Offset, Len: uint64(len(seg.Payload))}}, c.sink.out...), nil
+	}
+	f, err := c.datagramFrame(b)
+	if err != nil {
+		return nil, err
+	}
+	return []frame{f}, nil
+}
+
+// datagramFrame decodes a datagram of one frame.
+func (c *wireV4) datagramFrame(b []byte) (frame, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("empty datagram")
 	}
@@ -413,7 +437,7 @@ func TestHarnessCodecRoundTrip(t *testing.T) {
 	}
 	for i, d := range ds {
 		f, err := dec.datagramRead(0, d)
-		if err != nil || !reflect.DeepEqual(f, dgrams[i]) {
+		if err != nil || len(f) != 1 || !reflect.DeepEqual(f[0], dgrams[i]) {
 			t.Errorf("datagram %d: got %v, %v; want %v", i, f, err, dgrams[i])
 		}
 	}

@@ -363,9 +363,9 @@ func (tc *testSession) startReaders(pp *peerPath) {
 				return
 			}
 			tc.mu.Lock()
-			f, derr := tc.codec.datagramRead(pp.slot, b)
+			fs, derr := tc.codec.datagramRead(pp.slot, b)
 			if derr == nil {
-				tc.addLocked(pp, nil, f)
+				tc.addLocked(pp, nil, fs...)
 			} else {
 				tc.addLocked(pp, derr)
 			}

@@ -1,0 +1,164 @@
+package session
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mpqsched/mpqsched/pkg/wire"
+)
+
+// Loss detection of the datagram transport (Config.DatagramData,
+// dgdata.go), checked on what the session sends: each path detects the loss
+// of the segments it carried on the peer's Acks as RFC 9002 §6.1 does with
+// packets, and sends a lost segment again.
+
+// dgLossDelay is the one-way delay of these tests' path: an RTT of 100 ms,
+// so that the packet threshold, the time threshold (9/8 of the RTT) and the
+// probe timeout fall tens of milliseconds apart.
+const dgLossDelay = 50 * time.Millisecond
+
+// dgLossSegments opens a stream on a DatagramData session and writes five
+// segments' worth on it, and returns them as the peer got them (their
+// sequence numbers 0-4) and when the first one left the session.
+func dgLossSegments(t *testing.T) (*testSession, []segmentFrame, time.Time) {
+	tc := newTestSession(t, &Config{DatagramData: true}, harnessLink(dgLossDelay))
+	sent := time.Now()
+	tc.openWritten(strings.Repeat("x", 5*1200))
+	var segs []segmentFrame
+	for _, f := range tc.collect(dgLossDelay + 5*time.Millisecond)[0] {
+		if g, ok := f.(segmentFrame); ok {
+			segs = append(segs, g)
+		}
+	}
+	if len(segs) != 5 {
+		t.Fatalf("got %d segments, want 5: %v", len(segs), segs)
+	}
+	for i, g := range segs {
+		if g.Seq != uint64(i) {
+			t.Fatalf("segment %d has sequence number %d", i, g.Seq)
+		}
+	}
+	return tc, segs, sent
+}
+
+// nextSegment returns the next segment the session sends on path 0, past
+// the frames of the segments before it and any AckReq, and when it
+// arrived.
+func nextSegment(tc *testSession, expectation string) (segmentFrame, time.Time) {
+	tc.t.Helper()
+	for {
+		f, at := tc.readFrame(0)
+		switch f := f.(type) {
+		case nil:
+			tc.t.Fatalf("%s: path 0 is idle", expectation)
+		case segmentFrame:
+			return f, at
+		case dataFrame, ackReqFrame:
+		default:
+			tc.t.Fatalf("%s: got %v, want a segment", expectation, f)
+		}
+	}
+}
+
+// RFC 9002 §6.1: "The packet is unacknowledged, in flight, and was sent
+// prior to an acknowledged packet" and "The packet was sent
+// kPacketThreshold packets before an acknowledged packet", where §6.1.1:
+// "The RECOMMENDED initial value for the packet reordering threshold
+// (kPacketThreshold) is 3". Segments 1-4 acknowledged, segment 0 not: it is
+// lost as the Ack arrives, and sent again at once, before the time
+// threshold (9/8 of the RTT after it was sent) would declare it lost.
+func TestHarnessDatagramLossByPacketThreshold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc, segs, sent := dgLossSegments(t)
+		acked := time.Now()
+		tc.writeFrames(0, ackFrame{Cum: 0, Ranges: []wire.Range{{Start: 1, End: 5}}})
+		g, at := nextSegment(tc, "segment 0, lost by the packet threshold")
+		if g != segs[0] {
+			t.Fatalf("got %v, want segment 0 again (%v)", g, segs[0])
+		}
+		if d, _ := wantFrameType[dataFrame](tc, "segment 0's data", 0); d.ID != 1 || d.Off != 0 {
+			t.Fatalf("segment 0 carries %v, want stream 1's data from offset 0", d)
+		}
+		if lo, hi := acked.Add(2*dgLossDelay), acked.Add(2*dgLossDelay+5*time.Millisecond); at.Before(lo) || at.After(hi) {
+			t.Errorf("segment 0 came again %v after the Ack left the peer, want %v-%v (an RTT)", at.Sub(acked), lo.Sub(acked), hi.Sub(acked))
+		}
+		if thr := sent.Add(9 * 2 * dgLossDelay / 8).Add(dgLossDelay); !at.Before(thr) {
+			t.Errorf("segment 0 came again %v after it was first sent, not before the time threshold would have sent it (%v)", at.Sub(sent), thr.Sub(sent))
+		}
+		tc.writeFrames(0, ackFrame{Cum: 5})
+		tc.wantIdle("every segment acknowledged: nothing is sent again")
+	})
+}
+
+// RFC 9002 §6.1.2: "Once a later packet within the same packet number space
+// has been acknowledged, an endpoint SHOULD declare an earlier packet lost
+// if it was sent a threshold amount of time in the past", "kTimeThreshold
+// × max(smoothed_rtt, latest_rtt)", with "The RECOMMENDED time threshold
+// (kTimeThreshold), expressed as an RTT multiplier, is 9/8". Only segment
+// 1 acknowledged: segment 0 is one packet before it, under the packet
+// threshold, and is sent again 9/8 of an RTT after it was first sent, not
+// as the Ack arrives; segments 2-4, sent after the acknowledged one, are
+// not sent again.
+func TestHarnessDatagramLossByTimeThreshold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc, segs, sent := dgLossSegments(t)
+		tc.writeFrames(0, ackFrame{Cum: 0, Ranges: []wire.Range{{Start: 1, End: 2}}})
+		g, at := nextSegment(tc, "segment 0, lost by the time threshold")
+		if g != segs[0] {
+			t.Fatalf("got %v, want segment 0 again (%v)", g, segs[0])
+		}
+		if d, _ := wantFrameType[dataFrame](tc, "segment 0's data", 0); d.ID != 1 || d.Off != 0 {
+			t.Fatalf("segment 0 carries %v, want stream 1's data from offset 0", d)
+		}
+		// It left the session 9/8 of an RTT after its first transmission
+		// and arrives a one-way delay later; the RTT is quic-go's estimate,
+		// at least 2·dgLossDelay.
+		lo := sent.Add(9 * 2 * dgLossDelay / 8).Add(dgLossDelay)
+		if hi := lo.Add(15 * time.Millisecond); at.Before(lo) || at.After(hi) {
+			t.Errorf("segment 0 came again %v after it was first sent, want %v-%v", at.Sub(sent), lo.Sub(sent), hi.Sub(sent))
+		}
+		tc.writeFrames(0, ackFrame{Cum: 5})
+		tc.wantIdle("every segment acknowledged: nothing is sent again")
+	})
+}
+
+// RFC 9002 §6.2.1: "When a PTO timer expires, the PTO backoff MUST be
+// increased, resulting in the PTO period being set to twice its current
+// value." With no Ack at all, the path's tail is sent again at each probe
+// timeout (the retransmission is the probe: dgdata.go), each timeout twice
+// the one before. A round also waits for the path, suspect after its tail
+// was lost, to be heard from again (dgLoss.suspectLocked: here the QUIC
+// acknowledgement of an AckReq, which the session sends at most a second
+// apart), so the rounds come at the doubled timeouts rounded up to that:
+// what the test checks is that the gaps keep growing, where without the
+// backoff they stay at two seconds until AckTimeout ends the session.
+func TestHarnessDatagramProbeTimeoutBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc, _, sent := dgLossSegments(t)
+		var rounds []time.Time // when segment 0 came again
+		for len(rounds) < 7 && time.Since(sent) < DefaultAckTimeout {
+			f, at := tc.readFrame(0) // nil after a second of nothing: the session's AckReqs back off to that
+			if g, ok := f.(segmentFrame); ok && g.Seq == 0 {
+				rounds = append(rounds, at)
+			}
+		}
+		if len(rounds) < 7 {
+			t.Fatalf("segment 0 came again %d times in %v, want 7", len(rounds), time.Since(sent))
+		}
+		var gaps []time.Duration
+		for i := 1; i < len(rounds); i++ {
+			gaps = append(gaps, rounds[i].Sub(rounds[i-1]))
+		}
+		t.Logf("segment 0 sent again %v after it was first sent, then after %v", rounds[0].Sub(sent), gaps)
+		for i := 1; i < len(gaps); i++ {
+			if gaps[i] <= gaps[i-1] {
+				t.Errorf("the gap before round %d (%v) is no longer than the one before it (%v)", i+2, gaps[i], gaps[i-1])
+			}
+		}
+		if last, third := gaps[len(gaps)-1], gaps[1]; last < 2*third {
+			t.Errorf("the gap before the last round (%v) is under twice the gap before the third (%v): four doublings of the timeout lie between them", last, third)
+		}
+	})
+}
