@@ -162,3 +162,58 @@ func TestHarnessDatagramProbeTimeoutBacksOff(t *testing.T) {
 		}
 	})
 }
+
+// Issue 30: "Data declared lost on a path, or stuck on a failed one, is
+// framed again and offered to the scheduler like new data, on any path"
+// (in RFC 10069's model a path's packet numbers are its own, a frame's
+// data is not tied to the path that lost it). A segment the slow path carried is declared lost (three segments the slow
+// path took after it are acknowledged: RFC 9002 §6.1.1's packet threshold,
+// counted per path), and minRTT sends it again on the fast path, which has
+// room once the same Ack freed it.
+func TestHarnessDatagramLossSentAgainOnTheOtherPath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fast, slow = 0, 1
+		tc := newTestSession(t, &Config{DatagramData: true}, harnessLink(5*time.Millisecond), harnessLink(dgLossDelay))
+		tc.openWritten(strings.Repeat("x", 200_000))
+		on := map[uint64]int{} // segment → the path it came on
+		var slowSegs []uint64
+		maxSeq := uint64(0)
+		fs := tc.collect(dgLossDelay + 5*time.Millisecond)
+		for p := range fs {
+			for _, f := range fs[p] {
+				if g, ok := f.(segmentFrame); ok {
+					on[g.Seq] = p
+					maxSeq = max(maxSeq, g.Seq)
+					if p == slow {
+						slowSegs = append(slowSegs, g.Seq)
+					}
+				}
+			}
+		}
+		if len(slowSegs) < 4 {
+			t.Fatalf("the slow path carried %d segments (%v), want 4 or more: the test tests nothing", len(slowSegs), slowSegs)
+		}
+		lost := slowSegs[0]
+		acked := time.Now()
+		tc.writeFrames(fast, ackFrame{Cum: lost, MaxData: 1 << 22, Ranges: []wire.Range{{Start: lost + 1, End: maxSeq + 1}}})
+		for {
+			f, at := tc.readFrame(fast)
+			if f == nil {
+				t.Fatalf("segment %d (lost on the slow path) never came again on the fast path", lost)
+			}
+			g, ok := f.(segmentFrame)
+			if !ok || g.Seq != lost {
+				continue
+			}
+			if hi := acked.Add(2*5*time.Millisecond + 5*time.Millisecond); at.After(hi) {
+				t.Errorf("segment %d came again on the fast path %v after the Ack, want within %v", lost, at.Sub(acked), hi.Sub(acked))
+			}
+			break
+		}
+		for _, f := range tc.drain(slow) {
+			if g, ok := f.(segmentFrame); ok && g.Seq == lost {
+				t.Errorf("segment %d was sent again on the slow path too", lost)
+			}
+		}
+	})
+}
