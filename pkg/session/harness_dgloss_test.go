@@ -217,3 +217,55 @@ func TestHarnessDatagramLossSentAgainOnTheOtherPath(t *testing.T) {
 		}
 	})
 }
+
+// RFC 9000 §13.2.1: "In order to assist loss detection at the sender, an
+// endpoint SHOULD generate and send an ACK frame without delay when it
+// receives an ack-eliciting packet either: when the received packet has a
+// packet number less than another ack-eliciting packet that has been
+// received, or when the packet has a packet number larger than the
+// highest-numbered ack-eliciting packet that has been received and there
+// are missing packets between that packet and this packet." The session as
+// the receiver of a peer that sends its segments in datagrams
+// (Config.DatagramData), where a missing one may be lost: a segment after a
+// gap, and the one that fills it, are each acknowledged at once; an
+// in-order one waits for AckDelay.
+func TestHarnessDatagramSegmentsOutOfOrderAckedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 5 * time.Millisecond
+		const ackDelay = 20 * time.Millisecond
+		tc := newTestSession(t, &Config{AckDelay: ackDelay}, harnessLink(delay))
+		segs := tc.cut(
+			dataFrame{ID: 0, Data: strings.Repeat("a", 100)},
+			dataFrame{ID: 0, Data: strings.Repeat("b", 100)},
+			dataFrame{ID: 0, Data: strings.Repeat("c", 100)},
+		)
+		rtt := 2 * delay
+		sent := time.Now()
+		tc.writeFrames(0, dgSegment(segs[0]))
+		if _, at := tc.wantAck("segment 0, in order", 0, 1); at.Sub(sent) < rtt+ackDelay {
+			t.Errorf("the Ack of an in-order segment came %v after it left, want AckDelay (%v) or more past the RTT", at.Sub(sent), ackDelay)
+		}
+		sent = time.Now()
+		tc.writeFrames(0, dgSegment(segs[2])) // segment 1 missing
+		a, at := wantFrameType[ackFrame](tc, "a segment after a gap", 0)
+		if want := []wire.Range{{Start: 2, End: 3}}; a.Cum != 1 || len(a.Ranges) != 1 || a.Ranges[0] != want[0] {
+			t.Errorf("got %v, want cum 1 and ranges %v", a, want)
+		}
+		if limit := rtt + time.Millisecond; at.Sub(sent) > limit {
+			t.Errorf("the Ack of a segment after a gap came %v after it left, want at most %v (without delay)", at.Sub(sent), limit)
+		}
+		sent = time.Now()
+		tc.writeFrames(0, dgSegment(segs[1])) // fills the gap
+		if _, at := tc.wantAck("the segment that fills the gap", 0, 3); at.Sub(sent) > rtt+time.Millisecond {
+			t.Errorf("the Ack of the segment below one received came %v after it left, want at most %v (without delay)", at.Sub(sent), rtt+time.Millisecond)
+		}
+		st, err := tc.s.AcceptStream(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(tc.readAll(st, 300)), strings.Repeat("a", 100)+strings.Repeat("b", 100)+strings.Repeat("c", 100); got != want {
+			t.Errorf("the stream read %q…, want a, b, c", got[:10])
+		}
+		tc.wantIdle("nothing more")
+	})
+}

@@ -40,6 +40,10 @@ type rawSegment struct {
 	Payload     []byte
 }
 
+// dgSegment is a segment the peer sends alone in a QUIC datagram, as a
+// sender with Config.DatagramData does (dgdata.go).
+type dgSegment rawSegment
+
 // ... and the frames in segments (pkg/wire/frame.go).
 
 // dataFrame is a STREAM frame's data (its FIN, if any, follows as a
@@ -95,6 +99,8 @@ type closeFrame struct {
 func (f segmentFrame) String() string {
 	return fmt.Sprintf("Segment{seq %d, off %d, len %d}", f.Seq, f.Offset, f.Len)
 }
+func (f dgSegment) String() string { return "Datagram" + rawSegment(f).String() }
+
 func (f rawSegment) String() string {
 	return fmt.Sprintf("RawSegment{seq %d, off %d, len %d}", f.Seq, f.Offset, len(f.Payload))
 }
@@ -294,6 +300,8 @@ func (c *wireV4) encode(fs []frame) (stream []byte, datagrams [][]byte, err erro
 		case rawSegment:
 			stream = wire.AppendSegmentHeader(stream, f.Seq, f.Offset, len(f.Payload))
 			stream = append(stream, f.Payload...)
+		case dgSegment:
+			datagrams = append(datagrams, append(wire.AppendSegmentHeader(nil, f.Seq, f.Offset, len(f.Payload)), f.Payload...))
 		case ackFrame:
 			datagrams = append(datagrams, wire.AppendAck(nil, &wire.Ack{Cum: f.Cum, MaxData: f.MaxData, Ranges: f.Ranges}))
 		case ackReqFrame:

@@ -74,6 +74,7 @@ type path struct {
 
 	// receiver
 	recvBytes  uint64 // segment payload bytes received on this path
+	dgTop      uint64 // 1 + the highest segment number received in a datagram on this path (0: none; recv.go)
 	reportBase uint64 // recvBytes at the last report
 }
 
