@@ -182,6 +182,11 @@ func (b *recvBuf) readable() uint64 {
 	return 0
 }
 
+// allRecvd reports whether the final size is known and every byte below it
+// has arrived: RFC 9000 §3.2's "Data Recvd" (or, once read, "Data Read"),
+// where "Size Known" is the final size with bytes still missing.
+func (b *recvBuf) allRecvd() bool { return b.finKnown && b.read+b.readable() == b.final }
+
 // eof reports whether every byte up to the final size has been read.
 func (b *recvBuf) eof() bool { return b.finKnown && b.read == b.final }
 

@@ -126,6 +126,7 @@ func (s *Session) cancelReadLocked(st *Stream, code uint64) {
 	if r.done || r.cancelled {
 		return // the first cancellation's code stands, as CancelWrite's (and quic-go's)
 	}
+	sizeKnown := r.buf.finKnown && !r.buf.allRecvd()
 	s.discardLocked(st)
 	r.cancelled = true
 	r.err = &StreamError{StreamID: st.id, ErrorCode: code}
@@ -142,6 +143,17 @@ func (s *Session) cancelReadLocked(st *Stream, code uint64) {
 		r.stopCode = code
 		s.streams.markCtl(st, ctlStop)
 		return
+	}
+	if sizeKnown {
+		// RFC 9000 §3.5: "If the stream is in the "Recv" or "Size Known"
+		// state, the transport SHOULD signal this by sending a
+		// STOP_SENDING frame". The final size is known, so the stream
+		// holds no credit past it and is done at once; the STOP_SENDING is
+		// still sent (the control queue keeps the stream for it), and what
+		// the peer sends after it for the stream is dropped. In "Data
+		// Recvd" every byte has arrived and there is nothing to stop.
+		r.stopCode = code
+		s.streams.markCtl(st, ctlStop)
 	}
 	s.recvDoneLocked(st)
 }
