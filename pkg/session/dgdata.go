@@ -125,7 +125,13 @@ func (s *Session) dgLossLocked(now time.Time) (next time.Time) {
 // once the path has had no acknowledgement for a probe timeout (§6.2.1:
 // smoothed_rtt + max(4·rttvar, kGranularity) + max_ack_delay: probeTimeout), where RFC
 // 9002 would send a probe: here the retransmission is the probe, on the
-// path the scheduler picks. Each such tail loss doubles the probe timeout
+// path the scheduler picks. That departs from §6.2 ("A PTO timer
+// expiration event does not indicate packet loss and MUST NOT cause prior
+// unacknowledged packets to be marked as lost") on purpose: the session's
+// bytes in flight are what let the scheduler give a path more, and a path
+// whose whole tail was lost, with nothing declared lost, never showed room
+// again (TestDatagramDataLossyPathsComplete); and with several paths the
+// tail is better sent on one that answers. Each such tail loss doubles the probe timeout
 // until the peer acknowledges a segment of the path again (§6.2.1: "When a
 // PTO timer expires, the PTO backoff MUST be increased, resulting in the
 // PTO period being set to twice its current value"; dgLoss.ptoCount). It
