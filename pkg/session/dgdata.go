@@ -131,11 +131,12 @@ func (s *Session) dgLossLocked(now time.Time) (next time.Time) {
 // bytes in flight are what let the scheduler give a path more, and a path
 // whose whole tail was lost, with nothing declared lost, never showed room
 // again (TestDatagramDataLossyPathsComplete); and with several paths the
-// tail is better sent on one that answers. Each such tail loss doubles the probe timeout
-// until the peer acknowledges a segment of the path again (§6.2.1: "When a
-// PTO timer expires, the PTO backoff MUST be increased, resulting in the
-// PTO period being set to twice its current value"; dgLoss.ptoCount). It
-// returns when the front segment would become lost.
+// tail is better sent on one that answers. Each such tail loss doubles
+// the probe timeout until the peer acknowledges a segment of the path
+// again (§6.2.1: "When a PTO timer expires, the PTO backoff MUST be
+// increased, resulting in the PTO period being set to twice its current
+// value"; dgLoss.ptoCount). It returns when the front segment would
+// become lost.
 func (s *Session) detectLostLocked(p *path, now time.Time) time.Time {
 	d := p.dg
 	sn := &s.snd
@@ -147,12 +148,7 @@ func (s *Session) detectLostLocked(p *path, now time.Time) time.Time {
 	}
 	thr := max(rtt*dgTimeThresholdNum/dgTimeThresholdDen, dgGranularity)
 	pto := probeTimeout(v.srtt, v.rttVar) << min(d.ptoCount, dgMaxPTOBackoff)
-	tail := false // a segment was declared lost by the tail rule
-	defer func() {
-		if tail {
-			d.ptoCount++
-		}
-	}()
+	tail := false // a segment was declared lost by the tail rule: one more backoff
 	for ; d.head < len(d.sent); d.head++ {
 		e := d.sent[d.head]
 		g := sn.get(e.seq)
@@ -168,6 +164,7 @@ func (s *Session) detectLostLocked(p *path, now time.Time) time.Time {
 			if early {
 				due = sooner(due, e.sentAt.Add(thr))
 			}
+			d.backOff(tail)
 			return due
 		}
 		if silent && !reordered && !early {
@@ -179,7 +176,15 @@ func (s *Session) detectLostLocked(p *path, now time.Time) time.Time {
 		s.dgLostLocked(p, g, now)
 	}
 	d.sent, d.head = d.sent[:0], 0
+	d.backOff(tail)
 	return time.Time{}
+}
+
+// backOff doubles the probe timeout after a tail loss (detectLostLocked).
+func (d *dgLoss) backOff(tail bool) {
+	if tail {
+		d.ptoCount++
+	}
 }
 
 // dgLostLocked declares segment g lost on datagram path p: p no longer
