@@ -62,6 +62,21 @@ func nextSegment(tc *testSession, expectation string) (segmentFrame, time.Time) 
 	}
 }
 
+// wantSegment0Again asserts that the next segment the session sends on
+// path 0 is seg0 (dgLossSegments' first) with stream 1's data from offset
+// 0, and returns when it arrived.
+func wantSegment0Again(tc *testSession, seg0 segmentFrame, expectation string) time.Time {
+	tc.t.Helper()
+	g, at := nextSegment(tc, expectation)
+	if g != seg0 {
+		tc.t.Fatalf("%s: got %v, want segment 0 again (%v)", expectation, g, seg0)
+	}
+	if d, _ := wantFrameType[dataFrame](tc, "segment 0's data", 0); d.ID != 1 || d.Off != 0 {
+		tc.t.Fatalf("segment 0 carries %v, want stream 1's data from offset 0", d)
+	}
+	return at
+}
+
 // RFC 9002 §6.1: "The packet is unacknowledged, in flight, and was sent
 // prior to an acknowledged packet" and "The packet was sent
 // kPacketThreshold packets before an acknowledged packet", where §6.1.1:
@@ -74,13 +89,7 @@ func TestHarnessDatagramLossByPacketThreshold(t *testing.T) {
 		tc, segs, sent := dgLossSegments(t)
 		acked := time.Now()
 		tc.writeFrames(0, ackFrame{Cum: 0, Ranges: []wire.Range{{Start: 1, End: 5}}})
-		g, at := nextSegment(tc, "segment 0, lost by the packet threshold")
-		if g != segs[0] {
-			t.Fatalf("got %v, want segment 0 again (%v)", g, segs[0])
-		}
-		if d, _ := wantFrameType[dataFrame](tc, "segment 0's data", 0); d.ID != 1 || d.Off != 0 {
-			t.Fatalf("segment 0 carries %v, want stream 1's data from offset 0", d)
-		}
+		at := wantSegment0Again(tc, segs[0], "segment 0, lost by the packet threshold")
 		if lo, hi := acked.Add(2*dgLossDelay), acked.Add(2*dgLossDelay+5*time.Millisecond); at.Before(lo) || at.After(hi) {
 			t.Errorf("segment 0 came again %v after the Ack left the peer, want %v-%v (an RTT)", at.Sub(acked), lo.Sub(acked), hi.Sub(acked))
 		}
@@ -105,13 +114,7 @@ func TestHarnessDatagramLossByTimeThreshold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc, segs, sent := dgLossSegments(t)
 		tc.writeFrames(0, ackFrame{Cum: 0, Ranges: []wire.Range{{Start: 1, End: 2}}})
-		g, at := nextSegment(tc, "segment 0, lost by the time threshold")
-		if g != segs[0] {
-			t.Fatalf("got %v, want segment 0 again (%v)", g, segs[0])
-		}
-		if d, _ := wantFrameType[dataFrame](tc, "segment 0's data", 0); d.ID != 1 || d.Off != 0 {
-			t.Fatalf("segment 0 carries %v, want stream 1's data from offset 0", d)
-		}
+		at := wantSegment0Again(tc, segs[0], "segment 0, lost by the time threshold")
 		// It left the session 9/8 of an RTT after its first transmission
 		// and arrives a one-way delay later; the RTT is quic-go's estimate,
 		// at least 2·dgLossDelay.

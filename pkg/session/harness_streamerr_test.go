@@ -188,18 +188,9 @@ func TestHarnessNoStopSendingAfterDataRead(t *testing.T) {
 func TestHarnessStopSendingInSizeKnown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
-		segs := tc.cut(dataFrame{ID: 0, Data: "missing "}, dataFrame{ID: 0, Data: "unread"}, finFrame{ID: 0})
-		tc.writeFrames(0, segs[1], segs[2]) // the first segment is lost
-		a, _ := wantFrameType[ackFrame](tc, "the segments after the gap are acknowledged", 0)
-		if a.Cum != 0 {
-			t.Fatalf("got %v, want cum 0 (segment 0 missing)", a)
-		}
-		st, err := tc.s.AcceptStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		st.CancelRead(2)
-		tc.wantRecord("Size Known: CancelRead sends STOP_SENDING", 0, stopFrame{ID: 0, Code: 2})
+		segs := cancelInSizeKnown(tc, 0, 2, func() (interface{ CancelRead(uint64) }, error) {
+			return tc.s.AcceptStream(context.Background())
+		})
 		tc.writeFrames(0, segs[0], resetFrame{ID: 0, Code: 2}) // the missing bytes, late, and the answer to STOP_SENDING
 		tc.wantAck("the late segment and the reset's are acknowledged", 0, 4)
 		tc.ackAll(0)
@@ -216,15 +207,9 @@ func TestHarnessStopSendingInSizeKnown(t *testing.T) {
 func TestHarnessStopSendingInSizeKnownUni(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tc := newTestSession(t, nil)
-		segs := tc.cut(dataFrame{ID: 2, Data: "missing "}, dataFrame{ID: 2, Data: "unread"}, finFrame{ID: 2})
-		tc.writeFrames(0, segs[1], segs[2])
-		wantFrameType[ackFrame](tc, "the segments after the gap are acknowledged", 0)
-		rs, err := tc.s.AcceptUniStream(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs.CancelRead(3)
-		tc.wantRecord("Size Known: CancelRead sends STOP_SENDING", 0, stopFrame{ID: 2, Code: 3})
+		segs := cancelInSizeKnown(tc, 2, 3, func() (interface{ CancelRead(uint64) }, error) {
+			return tc.s.AcceptUniStream(context.Background())
+		})
 		tc.writeFrames(0, segs[0])
 		tc.wantAck("the late segment is acknowledged", 0, 3)
 		tc.ackAll(0)
@@ -233,6 +218,27 @@ func TestHarnessStopSendingInSizeKnownUni(t *testing.T) {
 			t.Errorf("the session ended: %v", err)
 		}
 	})
+}
+
+// cancelInSizeKnown brings the peer's stream id to "Size Known": of its
+// three segments (its first bytes, its last, its FIN), the first is
+// withheld. It then takes the stream with accept, cancels its reading with
+// code, checks the one STOP_SENDING, and returns the segments, so that
+// the test can send the withheld one late.
+func cancelInSizeKnown(tc *testSession, id, code uint64, accept func() (interface{ CancelRead(uint64) }, error)) []rawSegment {
+	tc.t.Helper()
+	segs := tc.cut(dataFrame{ID: id, Data: "missing "}, dataFrame{ID: id, Data: "unread"}, finFrame{ID: id})
+	tc.writeFrames(0, segs[1], segs[2]) // the first segment is lost
+	if a, _ := wantFrameType[ackFrame](tc, "the segments after the gap are acknowledged", 0); a.Cum != 0 {
+		tc.t.Fatalf("got %v, want cum 0 (segment 0 missing)", a)
+	}
+	st, err := accept()
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	st.CancelRead(code)
+	tc.wantRecord("Size Known: CancelRead sends STOP_SENDING", 0, stopFrame{ID: id, Code: code})
+	return segs
 }
 
 // RFC 9000 §3.2, as above: the FIN arrives with all the data, unread:
