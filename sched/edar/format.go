@@ -16,7 +16,9 @@ const (
 	// FormatMagic opens every transition file.
 	FormatMagic = "EDARTR"
 	// FormatVersion is the version this package writes and reads. It
-	// changes whenever a feature or its normalisation changes.
+	// changes whenever a feature or its normalisation changes; a model
+	// names the version it was trained on (ONNX metadata
+	// edar.format_version), and pkg/model/policy refuses another.
 	FormatVersion = 1
 	// HeaderSize is the size of the file header, bytes.
 	HeaderSize = 32

@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 MAGIC = b"EDARTR"
-VERSION = 1
+VERSION = 1  # sched/edar's FormatVersion; a model's edar.format_version
 HEADER_SIZE = 32
 HISTORY = 6  # k + 1
 SUB_FEATURES = 6  # d, o, x, w, l, f

@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import edar_data
 import edar_model as m
 
 GRAPH_ID = "edar-qnet-v1"
@@ -70,7 +71,7 @@ def build(params, metadata=None):
     model = helper.make_model(graph, producer_name="mpqsched-edar-train",
                               opset_imports=[helper.make_opsetid("", OPSET)])
     model.ir_version = IR_VERSION
-    meta = {"edar.graph": GRAPH_ID, "edar.format_version": "1"}
+    meta = {"edar.graph": GRAPH_ID, "edar.format_version": str(edar_data.VERSION)}
     meta.update(metadata or {})
     helper.set_model_props(model, meta)
     onnx.checker.check_model(model)

@@ -84,6 +84,8 @@ class TestEdar(unittest.TestCase):
             out[which] = flat(train.load_onnx_params(path))
             meta = {p.key: p.value for p in edar_export.onnx.load(path).metadata_props}
             self.assertEqual(meta["edar.export"], which)
+            # pkg/model/policy refuses a model of another state format.
+            self.assertEqual(meta["edar.format_version"], str(edar_data.VERSION))
         # The default export is the mean of θ' over the second half of the
         # steps: after 4 steps, (θ'_3 + θ'_4) / 2.
         for steps, which in (("3", "target"), ("4", "target"), ("4", "average")):

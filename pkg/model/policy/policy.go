@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	"github.com/mpqsched/mpqsched/pkg/model/gonet"
@@ -55,6 +56,11 @@ func Open(path string, o Options) (edar.Policy, Backend, error) {
 	if gn.Synthetic() && !o.AllowSynthetic {
 		return nil, "", fmt.Errorf("%s: %w", path, ErrSynthetic)
 	}
+	if !gn.Synthetic() {
+		if err := checkFormat(gn.Metadata()); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	force := os.Getenv(BackendEnv)
 	if force == string(PureGo) {
 		return gn, PureGo, nil
@@ -72,6 +78,21 @@ func Open(path string, o Options) (edar.Policy, Backend, error) {
 		logf(o.Log, "edar: onnxruntime could not load %s, using the pure-Go backend (gonet): %v", path, err)
 	}
 	return gn, PureGo, nil
+}
+
+// ErrFormat is returned for a model trained on states of another
+// transition format version (docs/edar-format.md): its inputs would mean
+// something else to it than what sched/edar computes.
+var ErrFormat = errors.New("model was trained on another EdAR state format")
+
+// checkFormat compares the model's ONNX metadata "edar.format_version"
+// with edar.FormatVersion.
+func checkFormat(meta map[string]string) error {
+	want := strconv.Itoa(edar.FormatVersion)
+	if got := meta["edar.format_version"]; got != want {
+		return fmt.Errorf("%w: its edar.format_version is %q, this build computes version %s (retrain it: make train)", ErrFormat, got, want)
+	}
+	return nil
 }
 
 func logf(l func(string), format string, args ...any) {

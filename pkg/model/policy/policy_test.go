@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,5 +97,36 @@ func TestResolve(t *testing.T) {
 	}
 	if got := Resolve("go.mod"); !strings.HasSuffix(got, "go.mod") || !filepath.IsAbs(got) {
 		t.Errorf("Resolve(go.mod) = %q", got)
+	}
+}
+
+// A model trained on states of another format version (docs/edar-format.md,
+// "Changing the format") would read this build's features as something
+// else, so it gets a clear error instead of decisions.
+func TestCheckFormat(t *testing.T) {
+	cur := strconv.Itoa(edar.FormatVersion)
+	if err := checkFormat(map[string]string{"edar.format_version": cur}); err != nil {
+		t.Fatalf("current version refused: %v", err)
+	}
+	for _, meta := range []map[string]string{
+		{"edar.format_version": strconv.Itoa(edar.FormatVersion - 1)},
+		{"edar.format_version": strconv.Itoa(edar.FormatVersion + 1)},
+		{},
+	} {
+		err := checkFormat(meta)
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "make train") {
+			t.Errorf("metadata %v: %v, want ErrFormat saying how to retrain", meta, err)
+		}
+	}
+}
+
+// The shipped model was trained on this build's state format.
+func TestShippedModelFormat(t *testing.T) {
+	path := Resolve(DefaultModel)
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no shipped model: %v", err)
+	}
+	if _, _, err := Open(path, Options{}); err != nil {
+		t.Fatal(err)
 	}
 }
