@@ -269,6 +269,20 @@ type Quick interface {
 	Quick() bool
 }
 
+// QuickUntil is implemented by schedulers that are slow only at instants
+// they know, and Quick otherwise: EdAR and the learned scheduler run their
+// policy once per decision interval and between two of its boundaries only
+// apply the mode it chose. QuickAt reports whether the scheduler's calls
+// (Decide, Reinject and the Observer and ReceiverObserver methods) made at
+// now, the ConnInfo.Now they will be given, are Quick in the sense above.
+// A transport may then make them with its locks held, as for a Quick
+// scheduler; otherwise it makes them as for one that is not. QuickAt is
+// serialized with those calls, must itself be Quick, and is only asked
+// of a scheduler whose Quick, if it has one, returns false.
+type QuickUntil interface {
+	QuickAt(now time.Time) bool
+}
+
 // ReceiverObserver is implemented by schedulers that take the receiver's
 // reports (EdAR's reward features), which travel back over the session's
 // control channel. ReceiverReport is serialized with Decide as Observer's

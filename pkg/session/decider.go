@@ -18,6 +18,14 @@ import "time"
 // Decide) and delivers the scheduler's queued observations. A path whose
 // writer finds it pulling pokes the decider too (decideOnPull).
 //
+// A scheduler that is slow only at instants it knows (sched.QuickUntil:
+// EdAR and the learned scheduler run their policy once per decision
+// interval and only apply its choice in between) decides where a Quick one
+// does whenever it says it is quick at that moment: in the send pass, or on
+// the writer of a path that pulled. Only its slow calls go to the decider,
+// so a decision interval of dozens of decisions costs the decider one
+// hand-off instead of one per wake-up.
+//
 // Bound: one goroutine per session, started only for a scheduler that is
 // not Quick, ended with the session; one wake channel of one element, and
 // a timer armed only while the scheduler asked to be asked again
@@ -103,4 +111,22 @@ func (s *Session) scheduleRoundLocked(now time.Time) (retry time.Time, observed,
 		s.setRoomWakes(false)
 	}
 	return retry, s.snd.obsq.takeLocked(), true
+}
+
+// tryInlineLocked reports whether a scheduler that is not Quick may decide
+// now with s.mu held (sched.QuickUntil): if so, it has taken schedMu and set
+// sender.inline, and the caller runs the round, clears inline and releases
+// schedMu. s.mu is held; schedMu is only tried, never waited for, since it
+// comes before s.mu (obsqueue.go): a decider in the middle of a round
+// keeps it.
+func (s *Session) tryInlineLocked(now time.Time) bool {
+	if s.quickAt == nil || !s.snd.schedMu.TryLock() {
+		return false
+	}
+	if !s.quickAt.QuickAt(now) {
+		s.snd.schedMu.Unlock()
+		return false
+	}
+	s.snd.inline = true
+	return true
 }

@@ -139,11 +139,15 @@ func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 	st.pings, st.rejoins, pingNext = s.probeLocked(now, st.pings[:0], st.rejoins[:0])
 	d.add(timerProbe, pingNext)
 	var observed bool
-	if s.quick {
-		// A Quick scheduler decides here, with s.mu held.
+	inline := !s.quick && (!s.drainedLocked() || len(s.snd.obsq.evs) > 0) && s.tryInlineLocked(now)
+	if s.quick || inline {
+		// A Quick scheduler decides here, with s.mu held, and so does
+		// one that says it is quick now.
 		retry, obs, open := s.scheduleRoundLocked(now)
+		s.snd.inline = false
 		if !open {
-			s.unlockPass()
+			s.mu.Unlock()
+			s.snd.schedMu.Unlock()
 			return time.Time{}, false
 		}
 		d.add(timerSchedule, retry)
@@ -157,7 +161,7 @@ func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 	if observed {
 		s.obsDeliver() // what this round learned; later events wake the loop again
 	}
-	if s.quick {
+	if s.quick || inline {
 		s.snd.schedMu.Unlock()
 	}
 	if probe != nil {

@@ -204,7 +204,7 @@ func (s *Session) writeLoop(p *path) {
 // instead (decider.go), so that no path's writer waits for it.
 func (s *Session) decideOnPull(p *path) {
 	if !s.quick {
-		poke(s.dec.wake)
+		s.decideOnPullInline(p)
 		return
 	}
 	if !s.snd.schedMu.TryLock() {
@@ -213,11 +213,36 @@ func (s *Session) decideOnPull(p *path) {
 	}
 	now := s.now()
 	s.mu.Lock()
+	s.pullRoundLocked(p, now)
+}
+
+// decideOnPullInline is decideOnPull for a scheduler that is not Quick:
+// the round runs on the writer if the scheduler says it is quick now
+// (sched.QuickUntil), else on the decider.
+func (s *Session) decideOnPullInline(p *path) {
+	if s.quickAt == nil {
+		poke(s.dec.wake)
+		return
+	}
+	now := s.now()
+	s.mu.Lock()
+	if !s.tryInlineLocked(now) {
+		s.mu.Unlock()
+		poke(s.dec.wake)
+		return
+	}
+	s.pullRoundLocked(p, now)
+}
+
+// pullRoundLocked runs decideOnPull's round for p at now and releases
+// s.mu and schedMu, both held; sender.inline is cleared.
+func (s *Session) pullRoundLocked(p *path, now time.Time) {
 	var retry time.Time
 	if !s.closed && len(p.queue) == 0 {
 		s.setRoomWakes(true) // as the send pass does before its scheduler reads the windows
 		retry = s.scheduleLocked(now)
 	}
+	s.snd.inline = false
 	observed := s.snd.obsq.takeLocked()
 	s.mu.Unlock()
 	if observed {

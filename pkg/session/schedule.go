@@ -157,14 +157,16 @@ const (
 // askLocked asks the scheduler for a decision on s.snd.ci and the snapshot:
 // Decide, or Reinject if reinject is set. It delivers the queued
 // observations first and releases s.mu around both, unless the scheduler
-// is sched.Quick. It returns roundEnd if the session closed meanwhile or no
-// path is left, roundAgain if a path left its slot (the decision may name
-// it: dropped, and the snapshot taken again), else the decision and
+// is sched.Quick or quick now (sender.inline). It returns roundEnd if the
+// session closed meanwhile or no path is left, roundAgain if a path left
+// its slot (the decision may name it: dropped, and the snapshot taken
+// again), else the decision and
 // roundDecide. s.mu and schedMu are held.
 func (s *Session) askLocked(now time.Time, reinject bool) (sched.Decision, int) {
 	sn := &s.snd
 	observed := sn.obsq.takeLocked()
-	if !s.quick {
+	held := s.quick || sn.inline
+	if !held {
 		s.mu.Unlock()
 	}
 	if observed {
@@ -176,9 +178,10 @@ func (s *Session) askLocked(now time.Time, reinject bool) (sched.Decision, int) 
 	} else {
 		d = s.sch.Decide(&sn.ci, sn.snap)
 	}
-	if s.quick {
-		// A sched.Quick scheduler was called with s.mu held: nothing
-		// changed meanwhile, and the decision cost no lock operations.
+	if held {
+		// A sched.Quick scheduler (or one quick now) was called with
+		// s.mu held: nothing changed meanwhile, and the decision cost no
+		// lock operations.
 		return d, roundDecide
 	}
 	s.mu.Lock()

@@ -56,8 +56,9 @@ type sender struct {
 	copyCursor    [sched.MaxPaths]uint64
 
 	// schedMu serializes the scheduler's calls (obsqueue.go); it is taken
-	// before Session.mu, never while holding it. ci, snap and slots are
-	// written under both locks and read by Decide under schedMu alone.
+	// before Session.mu, never waited for while holding it (tryInlineLocked
+	// only tries it). ci, snap and slots are written under both locks and
+	// read by Decide under schedMu alone.
 	schedMu sessionMutex
 	ci      sched.ConnInfo // the connection's view for the scheduler's current decision
 	snap    []sched.PathInfo
@@ -65,6 +66,12 @@ type sender struct {
 	heard   uint64     // bit i: snap entry i heard from the peer within a probe timeout (pathfill.go)
 	prime   primeBound // the pull rule's bound at the snapshot (pull.go), under Session.mu
 	obsq    obsQueue   // observations waiting for the scheduler (obsqueue.go)
+
+	// inline: the round under way calls a scheduler that is not Quick
+	// with Session.mu held, as a Quick one, because it said it is quick
+	// now (sched.QuickUntil, decider.go). Written under both locks, so
+	// either lock suffices to read it.
+	inline bool
 
 	slab []segment // segments not yet handed out (see newSegment)
 

@@ -439,6 +439,7 @@ type Session struct {
 	robs     sched.ReceiverObserver // nil if it takes no receiver reports
 	reinj    sched.Reinjector       // nil if it does not re-inject when nothing new can be sent
 	quick    bool                   // the scheduler is sched.Quick: askLocked calls it with s.mu held
+	quickAt  sched.QuickUntil       // nil, or a scheduler that is not Quick says when it is (decider.go)
 	dec      decider                // where a scheduler that is not Quick decides (decider.go)
 	start    time.Time
 
@@ -510,6 +511,7 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 	}
 	if !s.quick {
 		s.dec.wake = make(chan struct{}, 1) // before any goroutine that pokes it
+		s.quickAt, _ = sch.(sched.QuickUntil)
 	}
 	s.streams.init(s, cfg, isClient)
 	if err := s.cc.init(cfg); err != nil {

@@ -210,6 +210,11 @@ func (s *Scheduler) TI() time.Duration { return s.ti }
 // Stats returns the counters.
 func (s *Scheduler) Stats() Stats { return s.stats }
 
+// QuickAt implements sched.QuickUntil: within a TI, Decide only applies the
+// chosen mode; at its end it observes and runs the policy, which is not
+// quick.
+func (s *Scheduler) QuickAt(now time.Time) bool { return s.started && now.Before(s.next) }
+
 // Decide implements sched.Scheduler.
 func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
 	if !s.started {

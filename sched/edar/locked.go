@@ -40,6 +40,14 @@ func (l *Locked) Decide(c *sched.ConnInfo, p []sched.PathInfo) sched.Decision {
 	return d
 }
 
+// QuickAt implements sched.QuickUntil as the wrapped scheduler does.
+func (l *Locked) QuickAt(now time.Time) bool {
+	l.mu.Lock()
+	q := l.s.QuickAt(now)
+	l.mu.Unlock()
+	return q
+}
+
 // ReceiverReport implements sched.ReceiverObserver until EndOfFlow.
 func (l *Locked) ReceiverReport(now time.Time, rep sched.ReceiverReport) {
 	l.mu.Lock()

@@ -156,6 +156,11 @@ func (s *Scheduler) Stats() Stats { return s.stats }
 // Action is the action of the current TI.
 func (s *Scheduler) Action() Action { return s.act }
 
+// QuickAt implements sched.QuickUntil: within a TI, Decide only applies the
+// Action the Policy chose; at its end it asks the Policy again, which may
+// block (the environment's agent answers over a pipe).
+func (s *Scheduler) QuickAt(now time.Time) bool { return s.started && now.Before(s.next) }
+
 // Decide implements sched.Scheduler.
 func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
 	if !s.started || !conn.Now.Before(s.next) {
