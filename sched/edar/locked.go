@@ -40,7 +40,9 @@ func (l *Locked) Decide(c *sched.ConnInfo, p []sched.PathInfo) sched.Decision {
 	return d
 }
 
-// QuickAt implements sched.QuickUntil as the wrapped scheduler does.
+// QuickAt implements sched.QuickUntil as the wrapped scheduler does. The
+// transport serializes it with Decide and the reports; it waits only for
+// an EndOfFlow under way on another goroutine.
 func (l *Locked) QuickAt(now time.Time) bool {
 	l.mu.Lock()
 	q := l.s.QuickAt(now)
