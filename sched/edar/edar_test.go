@@ -303,3 +303,27 @@ func BenchmarkBoundary(b *testing.B) {
 		s.Decide(&conn, paths)
 	}
 }
+
+// sched.QuickUntil: QuickAt says whether a Decide at now would only apply
+// the TI's mode (quick) or end the TI and ask the policy (not quick), and
+// is true exactly when the policy is not asked.
+func TestQuickAtMatchesPolicyCalls(t *testing.T) {
+	pol := &fakePolicy{q: [2]float32{1, 0}}
+	s := New(Config{Policy: pol, Log: func(string) {}})
+	paths := twoPaths()
+	conn := schedtest.Conn(t0, 100)
+	if s.QuickAt(t0) {
+		t.Fatal("QuickAt before the first Decide: true, want false (the first Decide observes)")
+	}
+	s.Decide(&conn, paths) // starts the first TI (20 ms)
+	for _, ms := range []int{0, 5, 19, 20, 21, 39, 40, 75} {
+		now := t0.Add(time.Duration(ms) * time.Millisecond)
+		quick := s.QuickAt(now)
+		before := pol.calls
+		conn.Now = now
+		s.Decide(&conn, paths)
+		if asked := pol.calls > before; asked == quick {
+			t.Errorf("at %d ms: QuickAt %v, policy asked %v", ms, quick, asked)
+		}
+	}
+}

@@ -250,3 +250,24 @@ func TestPerAckSignalsFollowEdarState(t *testing.T) {
 		}
 	}
 }
+
+// sched.QuickUntil: QuickAt is true exactly when a Decide at now would not
+// ask the Policy (which may block on the environment's pipe).
+func TestQuickAtMatchesPolicyCalls(t *testing.T) {
+	pol := &fixed{all: true, keep: true}
+	s := New(Config{Policy: pol, Log: quiet})
+	paths := schedtest.Paths(2) // MinRTT 10 ms: TI 10 ms
+	if s.QuickAt(t0) {
+		t.Fatal("QuickAt before the first Decide: true, want false")
+	}
+	for _, ms := range []int{0, 3, 9, 10, 11, 19, 20, 45} {
+		now := t0.Add(time.Duration(ms) * time.Millisecond)
+		quick := s.QuickAt(now)
+		before := len(pol.seen)
+		conn := schedtest.Conn(now, 100)
+		s.Decide(&conn, paths)
+		if asked := len(pol.seen) > before; asked == quick {
+			t.Errorf("at %d ms: QuickAt %v, policy asked %v", ms, quick, asked)
+		}
+	}
+}
