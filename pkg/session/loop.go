@@ -139,7 +139,8 @@ func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 	st.pings, st.rejoins, pingNext = s.probeLocked(now, st.pings[:0], st.rejoins[:0])
 	d.add(timerProbe, pingNext)
 	var observed bool
-	inline := !s.quick && (!s.drainedLocked() || len(s.snd.obsq.evs) > 0) && s.tryInlineLocked(now)
+	decide := !s.quick && (!s.drainedLocked() || len(s.snd.obsq.evs) > 0) // something for a scheduler that is not Quick
+	inline := decide && s.tryInlineLocked(now)
 	if s.quick || inline {
 		// A Quick scheduler decides here, with s.mu held, and so does
 		// one that says it is quick now.
@@ -152,7 +153,7 @@ func (s *Session) sendPass(st *sendPassState) (time.Time, bool) {
 		}
 		d.add(timerSchedule, retry)
 		observed = obs
-	} else if !s.drainedLocked() || len(s.snd.obsq.evs) > 0 {
+	} else if decide {
 		poke(s.dec.wake) // the scheduler decides beside the loop (decider.go)
 	}
 	probe, probeNext := s.ackProbeLocked(now)

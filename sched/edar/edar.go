@@ -217,10 +217,12 @@ func (s *Scheduler) QuickAt(now time.Time) bool { return s.started && now.Before
 
 // Decide implements sched.Scheduler.
 func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
-	if !s.started {
-		s.start(conn, paths)
-	} else if !conn.Now.Before(s.next) {
-		s.boundary(conn, paths)
+	if !s.QuickAt(conn.Now) {
+		if !s.started {
+			s.start(conn, paths)
+		} else {
+			s.boundary(conn, paths)
+		}
 	}
 	if s.mode == Redundant {
 		if set := sched.WithRoom(paths, sched.AllPaths); set != 0 {

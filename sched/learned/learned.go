@@ -163,7 +163,7 @@ func (s *Scheduler) QuickAt(now time.Time) bool { return s.started && now.Before
 
 // Decide implements sched.Scheduler.
 func (s *Scheduler) Decide(conn *sched.ConnInfo, paths []sched.PathInfo) sched.Decision {
-	if !s.started || !conn.Now.Before(s.next) {
+	if !s.QuickAt(conn.Now) {
 		s.boundary(conn, paths)
 	}
 	set := s.chosen(paths)
