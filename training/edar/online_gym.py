@@ -41,7 +41,7 @@ import edar_export
 import edar_model as m
 import mpqgym
 import space
-from train import load_onnx_params
+from train import load_onnx_params, model_gamma
 
 # The experiment families of scripts/edar-eval.sh: scenarios and per-flow
 # reset options (the same shrinking as the evaluation's -max-bytes).
@@ -98,7 +98,8 @@ def main(argv=None):
     ap.add_argument("--replay", type=int, default=20000)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=1e-4)
-    ap.add_argument("--gamma", type=float, default=0.6)
+    ap.add_argument("--gamma", type=float, default=None,
+                    help="discount (default: the model's edar.gamma, 0.6 for a model without it)")
     ap.add_argument("--tau", type=float, default=0.01)
     ap.add_argument("--export", choices=("target", "online"), default="target",
                     help="act on and write the target network θ' (default) or the online network θ (Algorithm 2 line 21)")
@@ -112,6 +113,8 @@ def main(argv=None):
     flows = [(scenarios[k % len(scenarios)], a.seed + k // len(scenarios)) for k in range(a.flows)]
     slots, P = (3 if scenarios[0].endswith(".json") else 2), a.procs
     params = load_onnx_params(a.model)
+    if a.gamma is None:
+        a.gamma = model_gamma(a.model)
     target = params
     opt, update = dqn.make_update(a.lr, a.gamma, a.tau, a.batch, rand_prev=True)
     opt_state = opt.init(params)
@@ -213,6 +216,7 @@ def main(argv=None):
     if a.export == "target":
         params = target
     meta["edar.export"] = a.export
+    meta["edar.gamma"] = repr(a.gamma)
     blob = edar_export.build(params, meta).SerializeToString()
     d = replay.d
     k = min(replay.size, 256)

@@ -86,6 +86,13 @@ class TestEdar(unittest.TestCase):
             self.assertEqual(meta["edar.export"], which)
             # pkg/model/policy refuses a model of another state format.
             self.assertEqual(meta["edar.format_version"], str(edar_data.VERSION))
+            # EdAR-o's online learning reads the discount it goes on with
+            # (the paper's 0.6 by default).
+            self.assertEqual(train.model_gamma(path), 0.6)
+        path = os.path.join(d, "gamma.onnx")
+        with contextlib.redirect_stdout(io.StringIO()):
+            train.main(["--transitions", d, "--out", path, "--steps", "1", "--gamma", "0.9"])
+        self.assertEqual(train.model_gamma(path), 0.9)
         # The default export is the mean of θ' over the second half of the
         # steps: after 4 steps, (θ'_3 + θ'_4) / 2.
         for steps, which in (("3", "target"), ("4", "target"), ("4", "average")):

@@ -47,7 +47,8 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=5000, help="gradient steps (M)")
     ap.add_argument("--batch", type=int, default=32, help="minibatch size (H)")
     ap.add_argument("--lr", type=float, default=1e-4)
-    ap.add_argument("--gamma", type=float, default=0.6)
+    ap.add_argument("--gamma", type=float, default=None,
+                    help="discount (default 0.6, the paper's; with --init, that model's edar.gamma)")
     ap.add_argument("--tau", type=float, default=0.01)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--randomize-prev-action", action="store_true",
@@ -61,6 +62,8 @@ def main(argv=None):
                     help="label the model as trained on synthetic transitions (not for use)")
     a = ap.parse_args(argv)
 
+    if a.gamma is None:
+        a.gamma = model_gamma(a.init) if a.init else 0.6
     t_start = time.time()
     d = edar_data.load_dir(a.transitions)
     N = len(d["r"])
@@ -142,6 +145,9 @@ def main(argv=None):
         "edar.seed": str(a.seed),
         "edar.params": str(m.count_params(params)),
         "edar.export": a.export,
+        # The discount the Q-values were trained with: EdAR-o's online
+        # learning (online_gym.py) goes on with the same one.
+        "edar.gamma": repr(a.gamma),
     }
     model = edar_export.build(params, meta)
     blob = model.SerializeToString()
@@ -160,6 +166,15 @@ def main(argv=None):
     print(f"wrote {a.out} ({len(blob)} bytes, {summary['params']} params); "
           f"ONNX/JAX parity max |diff| = {err:.2e} on {min(n_hold, 256)} held-out states", flush=True)
     print("summary " + json.dumps(summary), flush=True)
+
+
+def model_gamma(path, default=0.6):
+    """The discount a model was trained with (its edar.gamma), or default
+    for a model written before the field existed (all of them 0.6)."""
+    import onnx
+
+    meta = {p.key: p.value for p in onnx.load(path).metadata_props}
+    return float(meta.get("edar.gamma", default))
 
 
 def load_onnx_params(path):
