@@ -48,6 +48,13 @@ class TestEdar(unittest.TestCase):
     def test_param_count(self):
         self.assertEqual(m.count_params(m.init(jax.random.PRNGKey(0))), 58706)
 
+    def test_parity_error_relative_above_one(self):
+        # A γ = 0.9 model's Q-values near 10 round to float32 within about
+        # 1e-5 absolute; that is the same precision as 1e-6 near 1.
+        self.assertAlmostEqual(edar_export.parity_error([10.00002, 1.0], [10.0, 1.0]), 2e-6, places=9)
+        self.assertAlmostEqual(edar_export.parity_error([0.50002, 0.0], [0.5, 0.0]), 2e-5, places=9)
+        self.assertGreater(edar_export.parity_error([0.50002], [0.5]), 1e-5)  # below |Q| = 1: absolute
+
     def test_export_parity_every_subflow_count(self):
         p = m.init(jax.random.PRNGKey(3))
         rng = np.random.default_rng(0)
