@@ -82,8 +82,9 @@ def parity_error(q, ref):
     """The error parity checks: |q - ref|, divided by |ref| where that is
     above 1. float32 rounding grows with the Q-values' magnitude, about
     r / (1 - γ): a model trained with γ = 0.9 has Q-values about four times
-    those of the paper's 0.6, and one adapted online (30 Nov) differed from
-    JAX by 1.14e-5 in absolute terms on Q-values near 10, a relative 1e-6."""
+    those of the paper's 0.6 (5-35 against 1.2-11 on the same held-out
+    states), and one adapted online (30 Nov) differed from JAX by 1.14e-5 in
+    absolute terms, a relative error of at most 2.3e-6."""
     q, ref = np.asarray(q, np.float64), np.asarray(ref, np.float64)
     return float((np.abs(q - ref) / np.maximum(1.0, np.abs(ref))).max())
 
