@@ -60,7 +60,7 @@ test: $(TEST_DEPS) vet test-examples net-unit test-gym
 # Go 1.26's race detector inside synctest bubbles (golang/go#78156).
 test-race:
 	GO=$(GO) scripts/race.sh ./pkg/session/ ./pkg/mpfile/ ./pkg/pathmgr/
-	$(GO) test -count=1 -tags lockcount -run 'TestLockOpsPerSegment|TestCopiesPerByte' ./pkg/session/
+	$(GO) test -count=1 -tags lockcount -run 'TestLockOpsPerSegment|TestCopiesPerByte|TestReadWithoutSessionLock' ./pkg/session/
 
 # The example module (its own go.mod): a user's scheduler in a bench binary.
 test-examples:

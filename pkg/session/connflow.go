@@ -26,7 +26,7 @@ import "fmt"
 // connection's credit, before the frame that carries them is taken (the
 // stream's buffer checks its own limit and final size as it takes them:
 // an error there is a connection error too); past the credit, it returns
-// the FLOW_CONTROL_ERROR. s.mu is held.
+// the FLOW_CONTROL_ERROR. s.mu and st.rmu are held.
 func (s *Session) connCountLocked(st *Stream, end uint64) error {
 	b := &st.recv.buf
 	if end <= b.highest {
@@ -43,16 +43,19 @@ func (s *Session) connCountLocked(st *Stream, end uint64) error {
 
 // connReleaseLocked returns the credit of st's bytes that the application
 // read or the session discarded since the last call (recvBuf.read counts
-// both), and makes an Ack due at once when maxDataDue says so. s.mu is
-// held.
+// both), except what Read took that the loop has not credited yet
+// (pendingRead, creditq.go: it comes back with the stream's own credit),
+// and makes an Ack due at once when maxDataDue says so. s.mu and st.rmu
+// are held.
 func (s *Session) connReleaseLocked(st *Stream) {
 	rs := &st.recv
-	if rs.buf.read <= rs.released {
+	read := rs.buf.read - rs.pendingRead
+	if read <= rs.released {
 		return
 	}
 	r := &s.rcv
-	r.consumed += rs.buf.read - rs.released
-	rs.released = rs.buf.read
+	r.consumed += read - rs.released
+	rs.released = read
 	if r.maxDataDue(r.consumed + r.window) {
 		r.ackDue = s.now() // buildAckLocked announces it
 		poke(s.ackWake)

@@ -8,9 +8,10 @@ import (
 // gate is where an application call waits on one side of one stream: on
 // that stream's channels, not on a condition variable of Session.mu
 // (x/net/quic's gate.go is the model). The call takes its turn (enter),
-// looks at the stream under s.mu, and if it must wait, drains a stale
-// signal, lets go of s.mu and waits on wake; whatever changes what it
-// waits for signals, with s.mu held. Turns are channels, not a sync.Mutex,
+// looks at the stream under the side's lock (Session.mu for a Write, the
+// stream's own rmu for a Read), and if it must wait, drains a stale
+// signal, lets go of that lock and waits on wake; whatever changes what it
+// waits for signals, with that lock held. Turns are channels, not a sync.Mutex,
 // so that a call waiting for its turn is durably blocked, as
 // testing/synctest needs to advance its clock.
 //
@@ -20,7 +21,7 @@ import (
 // signal is never lost to another waiter.
 type gate struct {
 	turn chan struct{} // capacity 1, full while a call is in progress: concurrent calls are served one at a time
-	wake chan struct{} // capacity 1: something the waiting call looks for changed; nil until a call first waits; written and read under s.mu, and read by the waiting call
+	wake chan struct{} // capacity 1: something the waiting call looks for changed; nil until a call first waits; written and read under the side's lock, and read by the waiting call
 }
 
 func (g *gate) init() { g.turn = make(chan struct{}, 1) }
@@ -33,7 +34,7 @@ func (g *gate) leave() { <-g.turn }
 
 // signal wakes the waiting call, if any; without one, the next call to
 // wait drops the stale signal (drain). It never blocks. Call it after the
-// change, with s.mu held.
+// change, with the side's lock held.
 func (g *gate) signal() {
 	if g.wake == nil {
 		return // no call ever waited
@@ -45,9 +46,9 @@ func (g *gate) signal() {
 }
 
 // drain drops a signal that no call took, and makes the wake channel on
-// the first wait. s.mu held, before the call lets it go: what changed
-// before is in what the call just looked at, and what changes after
-// signals again.
+// the first wait. The side's lock is held, before the call lets it go:
+// what changed before is in what the call just looked at, and what changes
+// after signals again.
 func (g *gate) drain() {
 	if g.wake == nil {
 		g.wake = make(chan struct{}, 1)
@@ -74,13 +75,13 @@ func (g *gate) waitLocked(mu sync.Locker) {
 	mu.Lock()
 }
 
-// readGate is the receive side's gate, where Stream.Read waits. A Read
-// that finds the stream empty offers its slice (streamRecv.direct). The
-// frame that fills it (frameSink.StreamFrame, s.mu held) records how many
-// bytes it wrote in filled and signals; the Read then returns them without
-// taking s.mu again. Any other change a Read waits for (data stored, the
-// end, a reset, a cancel, the deadline, the session's end) signals too,
-// and the Read takes s.mu to look.
+// readGate is the receive side's gate, where Stream.Read waits, under the
+// stream's rmu. A Read that finds the stream empty offers its slice
+// (streamRecv.direct). The frame that fills it (frameSink.StreamFrame,
+// s.mu and rmu held) records how many bytes it wrote in filled and
+// signals; the Read then returns them without taking rmu again. Any other
+// change a Read waits for (data stored, the end, a reset, a cancel, the
+// deadline, the session's end) signals too, and the Read takes rmu to look.
 type readGate struct {
 	gate
 	filled atomic.Int64 // bytes a frame wrote into the waiting Read's slice, not yet returned by it

@@ -214,9 +214,9 @@ func TestReadFilledAfterItWoke(t *testing.T) {
 		if err != nil || string(buf[:n]) != hello {
 			t.Fatalf("Read returned %q, %v; want %q, nil", buf[:n], err, hello)
 		}
-		tc.s.mu.Lock()
+		st.rmu.Lock()
 		direct, read := st.recv.direct, st.recv.buf.read
-		tc.s.mu.Unlock()
+		st.rmu.Unlock()
 		if direct != nil || read != window/4 || st.rgate.filled.Load() != 0 {
 			t.Errorf("after the Read: slice offered %v, read offset %d, %d bytes filled; want none, %d, 0", direct != nil, read, st.rgate.filled.Load(), window/4)
 		}

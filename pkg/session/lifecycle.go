@@ -136,6 +136,18 @@ func (s *Session) waitClosed() {
 	s.log.wait()
 }
 
+// ended reports whether the session has ended (closeLocked closed s.done),
+// without Session.mu: Stream.Read's look while it holds only its stream's
+// lock.
+func (s *Session) ended() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // closeLocked ends the session: open → closing (or draining, if the peer
 // closed it first; see peerClosedLocked). Path connections are closed from
 // a goroutine so that no quic-go call happens under s.mu. A local

@@ -15,10 +15,11 @@ import (
 //     (s.wake: a Write, an Ack, a path event); a scheduler that is not
 //     sched.Quick decides beside the loop instead, on the decider
 //     (decider.go), which the send pass pokes;
-//   - the ack pass (ackPass) processes the segments the paths' data
-//     readers posted (rxbatch.go), then sends the Ack when one is due and a
-//     receiver report at the end of a report interval (s.ackWake: a batch
-//     of segments posted, the application read).
+//   - the ack pass (ackPass) credits what the applications read
+//     (creditq.go), processes the segments the paths' data readers posted
+//     (rxbatch.go), then sends the Ack when one is due and a receiver
+//     report at the end of a report interval (s.ackWake: a batch of
+//     segments posted, the application read enough to return credit).
 //
 // A pass is not run for the other's event: an Ack due every eighth segment
 // costs the ack pass alone. Each pass returns its next deadline
@@ -209,6 +210,7 @@ func (s *Session) ackPass(st *ackPassState) (time.Time, bool) {
 		s.mu.Unlock()
 		return time.Time{}, false
 	}
+	s.takeCreditsLocked()      // what the applications read (creditq.go), before an Ack announces the credit
 	if s.receivedLocked(now) { // the segments the paths' readers posted (rxbatch.go)
 		poke(s.wake)
 	}

@@ -66,9 +66,9 @@ func TestReadSegments(t *testing.T) {
 			t.Fatalf("reads of ≤ %d bytes: stopped with %v (connection error %v), want io.EOF", maxRead, err, conn)
 		}
 		st := tryAccept(sp.s)
-		sp.s.mu.Lock()
+		st.rmu.Lock()
 		n := st.recv.buf.readable()
-		sp.s.mu.Unlock()
+		st.rmu.Unlock()
 		got := make([]byte, n)
 		io.ReadFull(st, got)
 		if !bytes.Equal(got, want) {

@@ -457,6 +457,7 @@ type Session struct {
 	ackWake    chan struct{} // pokes the loop's ack pass
 	in         inbox         // control datagrams for the loop (inbox.go)
 	rx         rxQueue       // the paths' segments for the loop (rxbatch.go)
+	credits    creditQueue   // streams whose reads the loop has yet to credit (creditq.go)
 	wg         sync.WaitGroup
 	life       lifecycle  // open → closing/draining → closed, and what the session owns (lifecycle.go)
 	log        logQueue   // Config.Logf, called outside every lock (logq.go)
@@ -519,6 +520,7 @@ func newSession(cfg Config, isClient bool, tlsConf *tls.Config) (*Session, error
 	}
 	s.snd.init(cfg)
 	s.rcv.init(cfg, s.start)
+	s.credits.pokeAt = max(s.rcv.window/16, 1)
 	return s, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -43,7 +44,13 @@ type Stream struct {
 	rgate readGate // where Reads take turns and a blocked Read waits (gate.go)
 	wgate gate     // where Writes take turns and a blocked Write waits
 
-	recv streamRecv // guarded by s.mu
+	// rmu guards recv and rgate's wake channel. Lock order: Session.mu,
+	// then rmu. Read holds rmu alone; the loop, which processes the
+	// peer's frames, holds both. A field of recv that only the loop
+	// writes (all but buf and direct, which Read writes too) may be read
+	// with either lock.
+	rmu  sync.Mutex
+	recv streamRecv // guarded by rmu (see above)
 	send streamSend // guarded by s.mu
 
 	ctl       ctlBits // control records to send for this stream
@@ -98,22 +105,26 @@ func (st *Stream) ID() uint64 { return st.id }
 // Read reads stream data in order. It returns io.EOF after the peer's end of
 // stream, a *StreamError once the stream is cancelled, and
 // os.ErrDeadlineExceeded at the read deadline.
+//
+// Read takes the stream's receive lock (rmu), not Session.mu, except once
+// at the end (EOF, or the session's end): the loop credits what it read
+// (creditq.go).
 func (st *Stream) Read(p []byte) (int, error) {
 	g := &st.rgate
 	g.enter()
 	defer g.leave()
 	s := st.s
-	s.mu.Lock()
+	st.rmu.Lock()
 	r := &st.recv
-	for r.buf.readable() == 0 && r.err == nil && !r.buf.eof() && !s.closed {
+	for r.buf.readable() == 0 && r.err == nil && !r.buf.eof() && !s.ended() {
 		if !r.deadline.IsZero() && !s.now().Before(r.deadline) {
-			s.mu.Unlock()
+			st.rmu.Unlock()
 			return 0, os.ErrDeadlineExceeded
 		}
 		if len(p) > 0 {
 			r.direct = p // the next in-order frame may fill it (frameSink.StreamFrame)
 		}
-		g.wait(&s.mu)
+		g.wait(&st.rmu)
 		s.handoffs.add()
 		if n := g.filled.Swap(0); n > 0 {
 			return int(n), nil // read and credited by the frame, which gave the slice back
@@ -121,22 +132,38 @@ func (st *Stream) Read(p []byte) (int, error) {
 		if f := readWoke; f != nil {
 			f(st)
 		}
-		s.mu.Lock()
+		st.rmu.Lock()
 		r.direct = nil // taken back; the frame that filled it meanwhile, if one did, counts below
 		if n := g.filled.Swap(0); n > 0 {
-			s.mu.Unlock()
+			st.rmu.Unlock()
 			return int(n), nil
 		}
 	}
-	defer s.mu.Unlock()
 	switch {
 	case r.buf.readable() > 0 && r.err == nil:
 		n := r.buf.Read(p)
-		s.streamReadLocked(st, uint64(n))
+		queue, due := st.readLocked(uint64(n))
+		st.rmu.Unlock()
+		s.credits.post(st, queue, uint64(n), due)
 		return n, nil
 	case r.err != nil:
+		err := r.err
+		st.rmu.Unlock()
+		return 0, err
+	}
+	eof := r.buf.eof()
+	st.rmu.Unlock()
+	// The end: the stream's last Read, or the session's. Session.mu
+	// first, then rmu (the lock order), and the state looked at again.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.rmu.Lock()
+	defer st.rmu.Unlock()
+	switch {
+	case r.err != nil:
 		return 0, r.err
-	case r.buf.eof():
+	case eof && r.buf.eof():
+		s.creditReadLocked(st) // what this stream's earlier Reads read, before it is done
 		s.recvDoneLocked(st)
 		return 0, io.EOF
 	}
@@ -198,6 +225,8 @@ func (st *Stream) CancelRead(code uint64) {
 	s := st.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	st.rmu.Lock()
+	defer st.rmu.Unlock()
 	s.cancelReadLocked(st, code)
 }
 
@@ -211,8 +240,10 @@ func (st *Stream) SetReadDeadline(t time.Time) error {
 	s := st.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	st.rmu.Lock()
 	st.recv.deadline = t
-	st.recv.timer = s.rearm(st, st.recv.timer, t, st.rgate.signal)
+	st.rmu.Unlock()
+	st.recv.timer = s.rearm(st, st.recv.timer, t, st.signalRead)
 	return nil
 }
 
@@ -231,6 +262,14 @@ func (st *Stream) SetWriteDeadline(t time.Time) error {
 func (st *Stream) SetDeadline(t time.Time) error {
 	st.SetReadDeadline(t)
 	return st.SetWriteDeadline(t)
+}
+
+// signalRead wakes st's waiting Read (a deadline timer's wake-up). s.mu is
+// held.
+func (st *Stream) signalRead() {
+	st.rmu.Lock()
+	st.rgate.signal()
+	st.rmu.Unlock()
 }
 
 // rearm stops timer and, for a non-zero t, returns one that calls wake

@@ -29,9 +29,9 @@ func TestFrameStraightIntoWaitingRead(t *testing.T) {
 		done := make(chan struct{})
 		go func() { n, rerr = st.Read(buf); close(done) }()
 		synctest.Wait() // the Read waits on an empty stream
-		tc.s.mu.Lock()
+		st.rmu.Lock()
 		waiting := st.recv.direct != nil
-		tc.s.mu.Unlock()
+		st.rmu.Unlock()
 		if !waiting {
 			t.Fatal("the waiting Read did not offer its slice")
 		}
@@ -41,8 +41,10 @@ func TestFrameStraightIntoWaitingRead(t *testing.T) {
 			t.Fatalf("the waiting Read returned %q, %v; want hello", buf[:n], rerr)
 		}
 		tc.s.mu.Lock()
+		st.rmu.Lock()
 		held, read, direct := tc.s.rcv.buffered, st.recv.buf.read, st.recv.direct
 		blocks := len(st.recv.buf.blocks)
+		st.rmu.Unlock()
 		tc.s.mu.Unlock()
 		if held != 0 || read != 8 || direct != nil || blocks != 0 {
 			t.Errorf("after the direct read: %d bytes held, read offset %d, slice offered %v, %d blocks; want 0, 8, none, 0", held, read, direct != nil, blocks)

@@ -8,7 +8,8 @@ import (
 	"github.com/mpqsched/mpqsched/pkg/wire"
 )
 
-// streamRecv is the receive side of a stream, guarded by Session.mu. Its
+// streamRecv is the receive side of a stream, guarded by Stream.rmu (the
+// loop holds Session.mu too; see Stream.rmu for who may read what). Its
 // buffer reassembles the peer's STREAM frames by offset, in whatever order
 // they come, and holds at most the stream's window: the peer may not send
 // beyond limit, and limit only moves as the application reads.
@@ -26,7 +27,10 @@ type streamRecv struct {
 	err       error  // what Read returns once buf is empty (reset or cancel)
 	stopCode  uint64 // STOP_SENDING code to send
 	deadline  time.Time
-	timer     *time.Timer
+	timer     *time.Timer // the read deadline's; guarded by Session.mu alone (rearm)
+
+	pendingRead  uint64 // bytes Read took from buf that the loop has not credited yet (creditq.go)
+	creditQueued bool   // queued in Session.credits, not yet taken by the loop
 
 	// direct is the slice of the Read waiting on an empty buffer, which
 	// the next in-order frame fills straight (recvBuf.writeTo); that frame
@@ -42,12 +46,10 @@ func (r *streamRecv) init(window uint64) {
 	r.buf.limit = window
 }
 
-func (r *streamRecv) release() {
-	r.buf.discard()
-	if r.timer != nil {
-		r.timer.Stop()
-	}
-}
+// release drops what the buffer holds once the receive side is done (its
+// deadline timer is stopped with the stream's, stopDeadlines). Both locks
+// are held.
+func (r *streamRecv) release() { r.buf.discard() }
 
 // streamReadLocked credits n bytes the application read from st, to the
 // connection window and the stream's, and queues a MAX_STREAM_DATA once a
@@ -56,7 +58,7 @@ func (r *streamRecv) release() {
 // doubles (up to Config.MaxStreamWindow) when the application read the
 // previous window faster than about two round trips: a stream that is read
 // keeps up with the path's bandwidth-delay product, one that is not read
-// keeps its initial window.
+// keeps its initial window. s.mu and st.rmu are held.
 func (s *Session) streamReadLocked(st *Stream, n uint64) {
 	r := &st.recv
 	read := r.buf.read
@@ -90,15 +92,19 @@ func (s *Session) maxRTTLocked() time.Duration {
 	return rtt
 }
 
-// recvDoneLocked ends the receive side (EOF returned, or a reset).
+// recvDoneLocked ends the receive side (EOF returned, or a reset) and drops
+// its buffer. s.mu and st.rmu are held.
 func (s *Session) recvDoneLocked(st *Stream) {
 	st.recv.done = true
+	st.recv.release()
 	s.streams.maybeFree(st)
 }
 
 // discardLocked drops what st's buffer holds and returns its connection
-// credit, all of it up to the highest offset received (or the final size).
+// credit, all of it up to the highest offset received (or the final size),
+// after crediting what the application read. s.mu and st.rmu are held.
 func (s *Session) discardLocked(st *Stream) {
+	s.creditReadLocked(st)
 	r := &st.recv
 	s.rcv.buffered -= r.buf.held()
 	s.gapChangedLocked(r.buf.gapped(), 0)
@@ -120,7 +126,7 @@ func (s *Session) gapChangedLocked(before, after uint64) {
 	}
 }
 
-// cancelReadLocked is Stream.CancelRead with s.mu held.
+// cancelReadLocked is Stream.CancelRead with s.mu and st.rmu held.
 func (s *Session) cancelReadLocked(st *Stream, code uint64) {
 	r := &st.recv
 	if r.done || r.cancelled {
@@ -159,7 +165,8 @@ func (s *Session) cancelReadLocked(st *Stream, code uint64) {
 }
 
 // frameSink receives the frames of every segment as it arrives, in any
-// order (protocol version 4, pkg/wire/frame.go); Session.mu is held.
+// order (protocol version 4, pkg/wire/frame.go); Session.mu is held, and
+// each frame of a stream's receive side takes the stream's rmu.
 type frameSink Session
 
 // bufErr maps a receive buffer's error to the session's: RFC 9000's
@@ -185,6 +192,8 @@ func (fs *frameSink) StreamFrame(id, off uint64, data []byte, fin bool) error {
 	if err != nil || st == nil {
 		return err // nil: a stream already forgotten; late or duplicate data
 	}
+	st.rmu.Lock()
+	defer st.rmu.Unlock()
 	r := &st.recv
 	if r.reset || r.done && !r.cancelled {
 		// The receiving part is over (RFC 9000 §3.2 "Reset Recvd", "Data
@@ -243,6 +252,8 @@ func (fs *frameSink) ResetStream(id, code, finalSize uint64) error {
 	if err != nil || st == nil {
 		return err
 	}
+	st.rmu.Lock()
+	defer st.rmu.Unlock()
 	r := &st.recv
 	if r.reset {
 		return nil // a retransmission

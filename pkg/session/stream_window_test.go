@@ -84,9 +84,9 @@ func TestResetDiscardsUnreadData(t *testing.T) {
 		}
 		tc.writeFrames(0, dataFrame{ID: 0, Data: "unread"})
 		tc.advance(100 * time.Millisecond) // arrives, not read
-		tc.s.mu.Lock()
+		peer.rmu.Lock()
 		buffered := int(peer.recv.buf.held())
-		tc.s.mu.Unlock()
+		peer.rmu.Unlock()
 		if buffered != len("unread") {
 			t.Fatalf("server holds %d unread bytes, want %d", buffered, len("unread"))
 		}

@@ -255,8 +255,7 @@ func (ss *streamSet) maybeFree(st *Stream) {
 		return
 	}
 	delete(ss.byID, st.id)
-	st.forgotten = true
-	st.recv.release()
+	st.forgotten = true // (the receive side's buffer went when it was done: recvDoneLocked)
 	st.send.release()
 	st.stopDeadlines()
 	if ss.isLocal(st.id) || !st.accepted {
@@ -313,7 +312,7 @@ func (ss *streamSet) wakeAll() {
 	for _, st := range ss.byID {
 		ss.s.sendEndedLocked(st, err)
 		st.stopDeadlines() // Reads and Writes fail with err from now on
-		st.rgate.signal()
+		st.signalRead()
 		st.wgate.signal()
 	}
 	for k := range ss.local {
