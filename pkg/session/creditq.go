@@ -31,15 +31,14 @@ type creditQueue struct {
 
 // readLocked counts n bytes that Read took from st's buffer, to be
 // credited by the loop. It reports whether st must be queued (it was not
-// yet) and whether its MAX_STREAM_DATA is due (streamReadLocked's
-// threshold). st.rmu is held.
+// yet) and whether its MAX_STREAM_DATA is due (streamRecv.maxStreamDataDue).
+// st.rmu is held.
 func (st *Stream) readLocked(n uint64) (queue, due bool) {
 	r := &st.recv
 	r.pendingRead += n
 	queue = !r.creditQueued
 	r.creditQueued = true
-	due = !r.buf.finKnown && !r.cancelled && r.limit-r.buf.read <= r.window-r.window/4
-	return queue, due
+	return queue, r.maxStreamDataDue()
 }
 
 // post queues st if queue is set, counts the n bytes it read, and wakes the

@@ -290,16 +290,6 @@ func (s *Session) appDatagramReceived(b []byte) error {
 	return nil
 }
 
-// isClosed reports whether the session has ended.
-func (s *Session) isClosed() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // closedErr is the error calls return once the session has ended.
 func (s *Session) closedErr() error {
 	s.mu.Lock()

@@ -136,10 +136,10 @@ func (s *Session) waitClosed() {
 	s.log.wait()
 }
 
-// ended reports whether the session has ended (closeLocked closed s.done),
-// without Session.mu: Stream.Read's look while it holds only its stream's
-// lock.
-func (s *Session) ended() bool {
+// isClosed reports whether the session has ended (closeLocked closed
+// s.done), without Session.mu: for callers that do not hold it, as
+// Stream.Read, which holds only its stream's lock.
+func (s *Session) isClosed() bool {
 	select {
 	case <-s.done:
 		return true

@@ -116,7 +116,7 @@ func (st *Stream) Read(p []byte) (int, error) {
 	s := st.s
 	st.rmu.Lock()
 	r := &st.recv
-	for r.buf.readable() == 0 && r.err == nil && !r.buf.eof() && !s.ended() {
+	for r.buf.readable() == 0 && r.err == nil && !r.buf.eof() && !s.isClosed() {
 		if !r.deadline.IsZero() && !s.now().Before(r.deadline) {
 			st.rmu.Unlock()
 			return 0, os.ErrDeadlineExceeded

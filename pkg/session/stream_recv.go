@@ -51,6 +51,14 @@ func (r *streamRecv) init(window uint64) {
 // are held.
 func (r *streamRecv) release() { r.buf.discard() }
 
+// maxStreamDataDue reports whether the stream's MAX_STREAM_DATA is due: a
+// quarter of its window read since the limit it last sent (quic-go's window
+// update threshold), while the peer may still send (no final size, not
+// cancelled). Stream.Read (creditq.go) and streamReadLocked both ask.
+func (r *streamRecv) maxStreamDataDue() bool {
+	return !r.buf.finKnown && !r.cancelled && r.limit-r.buf.read <= r.window-r.window/4
+}
+
 // streamReadLocked credits n bytes the application read from st, to the
 // connection window and the stream's, and queues a MAX_STREAM_DATA once a
 // quarter of the stream's window was read (quic-go's window update
@@ -64,7 +72,7 @@ func (s *Session) streamReadLocked(st *Stream, n uint64) {
 	read := r.buf.read
 	s.rcv.buffered -= n
 	s.connReleaseLocked(st)
-	if r.buf.finKnown || r.cancelled || r.limit-read > r.window-r.window/4 {
+	if !r.maxStreamDataDue() {
 		return
 	}
 	now := s.now()
